@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set up the environment (.venv/, reused when present) and run one job:
+#   ./run.sh study   the default study on the bundled data (snakemake -c2)
+#   ./run.sh test    the test suite
+# Extra arguments go to snakemake / pytest.
+set -euo pipefail
+cd "$(dirname "$0")"
+job=${1:-}
+shift || true
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null || PYTHON=python3
+
+stamp=.venv/.installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e '.[test]'
+  touch "$stamp"
+fi
+
+case "$job" in
+  study) exec .venv/bin/snakemake --cores 2 "$@" ;;
+  test)  exec .venv/bin/python -m pytest "$@" ;;
+  *) echo "usage: ./run.sh study|test [args...]" >&2; exit 2 ;;
+esac
