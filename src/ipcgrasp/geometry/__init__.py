@@ -1,0 +1,34 @@
+"""Geometry: object mesh loading and validation, mass properties, parametric jaw pads and their
+backing plates, tetrahedralisation (DESIGN.md section 1)."""
+
+from ipcgrasp.geometry.mesh import (
+    MassProperties,
+    MeshError,
+    MeshRepairWarning,
+    MeshReport,
+    load_object_mesh,
+    mass_properties,
+    validate_mesh,
+)
+from ipcgrasp.geometry.pads import PAD_KINDS, backing_plate, pad_outline, pad_surface
+from ipcgrasp.geometry.tetra import PadMesh, TetMeshError, boundary_faces, make_pad, tet_volumes, tetrahedralize
+
+__all__ = [
+    "MassProperties",
+    "MeshError",
+    "MeshRepairWarning",
+    "MeshReport",
+    "PAD_KINDS",
+    "PadMesh",
+    "TetMeshError",
+    "backing_plate",
+    "boundary_faces",
+    "load_object_mesh",
+    "make_pad",
+    "mass_properties",
+    "pad_outline",
+    "pad_surface",
+    "tet_volumes",
+    "tetrahedralize",
+    "validate_mesh",
+]

@@ -1,0 +1,253 @@
+"""Object surface meshes: loading, validation, safe repairs and rigid-body mass properties.
+
+A mesh that reaches the simulator is a closed, consistently oriented (outward normals) triangle
+surface in metres with no zero-area faces. Problems that have one safe answer are repaired with a
+`MeshRepairWarning` (inconsistent or inverted winding, zero-area faces whose removal keeps the
+surface closed); everything else raises `MeshError` naming the mesh, the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse
+import scipy.sparse.csgraph
+import trimesh
+
+MIN_DIAGONAL = 1e-3
+"""Smallest accepted bounding-box diagonal (m)."""
+MAX_DIAGONAL = 2.0
+"""Largest accepted bounding-box diagonal (m)."""
+DEGENERATE_AREA = 1e-12
+"""A face is degenerate when its area is below this fraction of the squared bounding-box diagonal."""
+
+
+class MeshError(ValueError):
+    """A mesh that cannot be used; the message names the mesh, the problem and the fix."""
+
+
+class MeshRepairWarning(UserWarning):
+    """A mesh was repaired on load; the message says what was changed."""
+
+
+@dataclass(frozen=True)
+class MeshReport:
+    """What `validate_mesh` found and did.
+
+    `volume` in m^3 and `extents` (bounding-box side lengths, m) are those of the repaired mesh;
+    `repairs` lists the changes made, empty when the mesh was used as given.
+    """
+
+    name: str
+    watertight: bool
+    winding_consistent: bool
+    n_vertices: int
+    n_faces: int
+    volume: float
+    extents: np.ndarray
+    repairs: tuple[str, ...]
+    mesh: trimesh.Trimesh = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class MassProperties:
+    """Rigid-body mass properties of a uniform-density solid.
+
+    mass (kg), volume (m^3), density = mass / volume (kg/m^3), center_of_mass (m, mesh frame),
+    inertia: the 3x3 inertia tensor about the centre of mass (kg m^2, mesh-frame axes),
+    second_moment: S = integral rho X X^T dV about the mesh origin (kg m^2); the affine-body mass
+    matrix uses S, and inertia about the origin is tr(S) I - S.
+    """
+
+    mass: float
+    volume: float
+    density: float
+    center_of_mass: np.ndarray
+    inertia: np.ndarray
+    second_moment: np.ndarray
+
+
+def load_object_mesh(path: str | os.PathLike) -> trimesh.Trimesh:
+    """Load an object surface mesh (metres) with trimesh and return it validated and repaired.
+
+    Raises FileNotFoundError for a missing file and `MeshError` for an unreadable or unusable
+    mesh; see `validate_mesh` for the checks and repairs.
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"object mesh {path!r} does not exist")
+    try:
+        mesh = trimesh.load(path, process=True, force="mesh")
+    except Exception as exc:
+        raise MeshError(
+            f"object mesh {path!r} could not be read by trimesh ({type(exc).__name__}: {exc}); "
+            "fix: export it as a triangle mesh in OBJ, STL, PLY or OFF format") from exc
+    return validate_mesh(mesh, path).mesh
+
+
+def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> MeshReport:
+    """Check a surface mesh and repair what has a single safe repair; the input is not modified.
+
+    Checks, in order: faces present and coordinates finite; zero-area faces (removed when the
+    surface stays closed); closed two-manifold surface (every edge in exactly two faces);
+    consistent winding (re-oriented when inconsistent); positive enclosed volume (all faces
+    flipped when the surface is consistently inside-out); bounding-box diagonal between
+    MIN_DIAGONAL and MAX_DIAGONAL metres (a millimetre file gets a hint). Each repair emits a
+    `MeshRepairWarning`; an unusable mesh raises `MeshError`. The repaired copy is `report.mesh`.
+    """
+    if not isinstance(mesh, trimesh.Trimesh):
+        raise MeshError(f"{name}: expected a trimesh.Trimesh, got {type(mesh).__name__}")
+    mesh = mesh.copy()
+    if len(mesh.faces) == 0:
+        raise MeshError(f"{name}: the mesh has no faces; fix: export the object as a closed triangle surface")
+    if not np.all(np.isfinite(mesh.vertices)):
+        raise MeshError(f"{name}: vertex coordinates contain NaN or infinity; fix: re-export the mesh")
+    mesh.merge_vertices()
+    mesh.remove_unreferenced_vertices()
+    repairs: list[str] = []
+
+    diagonal = float(np.linalg.norm(mesh.extents))
+    degenerate = mesh.area_faces <= DEGENERATE_AREA * diagonal**2
+    if degenerate.any():
+        n_degenerate = int(degenerate.sum())
+        candidate = mesh.copy()
+        candidate.update_faces(~degenerate)
+        candidate.remove_unreferenced_vertices()
+        if not candidate.is_watertight:
+            raise MeshError(
+                f"{name}: {n_degenerate} zero-area (degenerate) face(s), and removing them opens "
+                "the surface (they close T-junctions); fix: remesh the object, e.g. trimesh "
+                "`mesh.process(validate=True)` followed by hole filling, or MeshLab "
+                "'Remove Zero Area Faces' + 'Close Holes', and export it again")
+        mesh = candidate
+        repairs.append(f"removed {n_degenerate} zero-area face(s); the surface stays closed")
+
+    if not mesh.is_watertight:
+        _, counts = np.unique(mesh.edges_sorted, axis=0, return_counts=True)
+        raise MeshError(
+            f"{name}: the surface is not watertight ({int((counts == 1).sum())} boundary edge(s), "
+            f"{int((counts > 2).sum())} non-manifold edge(s) shared by more than two faces), so "
+            "it encloses no well-defined volume; fix: close the holes and remove duplicate or "
+            "internal faces, e.g. trimesh.repair.fill_holes or MeshLab 'Close Holes', then export "
+            "a single closed surface")
+
+    if not mesh.is_winding_consistent:
+        flip = _consistent_orientation(mesh.faces, mesh.face_adjacency, mesh.face_adjacency_edges)
+        if flip is None:
+            raise MeshError(
+                f"{name}: the surface is not orientable (no consistent face winding exists); "
+                "fix: remesh it as a closed orientable surface")
+        mesh.faces = np.where(flip[:, None], mesh.faces[:, ::-1], mesh.faces)
+        repairs.append(f"made the face winding consistent ({int(flip.sum())} face(s) re-oriented)")
+
+    volume = float(mesh.volume)
+    if volume < 0.0:
+        mesh.invert()
+        volume = -volume
+        repairs.append("face normals pointed inwards (negative volume); flipped all faces")
+    if not volume > 0.0:
+        raise MeshError(f"{name}: the surface encloses zero volume; fix: export the solid object, not a sheet")
+
+    if diagonal > MAX_DIAGONAL:
+        hint = ""
+        if MIN_DIAGONAL <= diagonal * 1e-3 <= MAX_DIAGONAL:
+            hint = (f" It looks like millimetres (scaled by 0.001 the diagonal is {diagonal * 1e-3:.4g} m);"
+                    " fix: convert to metres, e.g. `mesh.apply_scale(0.001)` or re-export in metres.")
+        raise MeshError(
+            f"{name}: bounding-box diagonal {diagonal:.4g} m is larger than {MAX_DIAGONAL} m, "
+            f"too large for a graspable object; meshes must be in metres.{hint}")
+    if diagonal < MIN_DIAGONAL:
+        raise MeshError(
+            f"{name}: bounding-box diagonal {diagonal:.4g} m is smaller than {MIN_DIAGONAL} m; "
+            "meshes must be in metres; fix: rescale the mesh to metres or re-export it in metres")
+
+    for repair in repairs:
+        warnings.warn(f"{name}: {repair}", MeshRepairWarning, stacklevel=2)
+    return MeshReport(
+        name=name,
+        watertight=bool(mesh.is_watertight),
+        winding_consistent=bool(mesh.is_winding_consistent),
+        n_vertices=len(mesh.vertices),
+        n_faces=len(mesh.faces),
+        volume=volume,
+        extents=np.array(mesh.extents, dtype=np.float64),
+        repairs=tuple(repairs),
+        mesh=mesh,
+    )
+
+
+def _consistent_orientation(faces: np.ndarray, adjacency: np.ndarray,
+                            shared_edges: np.ndarray) -> np.ndarray | None:
+    """Which faces to reverse so that neighbours cross their shared edge in opposite directions.
+
+    Breadth-first over the face adjacency graph of each connected piece, then the smaller of the
+    two consistent choices is reversed; returns a boolean mask, or None for a non-orientable
+    surface.
+    """
+    def forward(face_index, edges):
+        # +1 when the face runs edges[:, 0] -> edges[:, 1], -1 when it runs the other way
+        f = faces[face_index]
+        runs = np.zeros(len(f), dtype=bool)
+        for k in range(3):
+            runs |= (f[:, k] == edges[:, 0]) & (f[:, (k + 1) % 3] == edges[:, 1])
+        return np.where(runs, 1, -1)
+
+    same_direction = forward(adjacency[:, 0], shared_edges) == forward(adjacency[:, 1], shared_edges)
+    n = len(faces)
+    # parity 2 = "one of the pair must flip", 1 = "keep relative orientation" (0 means no edge)
+    parity = scipy.sparse.coo_matrix(
+        (np.where(same_direction, 2, 1), (adjacency[:, 0], adjacency[:, 1])), shape=(n, n)).tocsr()
+    parity = parity + parity.T
+    flip = np.zeros(n, dtype=bool)
+    visited = np.zeros(n, dtype=bool)
+    for seed in range(n):
+        if visited[seed]:
+            continue
+        order, predecessors = scipy.sparse.csgraph.breadth_first_order(parity, seed, directed=False)
+        visited[order] = True
+        children = order[1:]
+        parents = predecessors[children]
+        flips_parent = np.asarray(parity[parents, children]).ravel() == 2
+        for face, parent, relative in zip(children.tolist(), parents.tolist(), flips_parent.tolist()):
+            flip[face] = flip[parent] ^ relative
+        if 2 * flip[order].sum() > len(order):  # reverse the minority of this piece, not the majority
+            flip[order] = ~flip[order]
+    relative_flip = flip[adjacency[:, 0]] ^ flip[adjacency[:, 1]]
+    if np.any(relative_flip != same_direction):
+        return None
+    return flip
+
+
+def mass_properties(mesh: trimesh.Trimesh, mass: float) -> MassProperties:
+    """Mass properties of `mesh` filled uniformly with total `mass` (kg).
+
+    Integrals over the closed surface by the divergence theorem (trimesh, after Eberly,
+    "Polyhedral Mass Properties"). density = mass / volume; the second moment about the origin is
+    S_o = S_c + m c c^T with S_c = tr(I_c)/2 * Id - I_c from the inertia I_c about the centre c.
+    """
+    mass = float(mass)
+    if not (np.isfinite(mass) and mass > 0.0):
+        raise ValueError(f"mass must be a positive finite number of kilograms, got {mass!r}")
+    volume = float(mesh.volume)
+    if not (mesh.is_watertight and volume > 0.0):
+        raise MeshError(
+            "mass properties need a closed, outward-oriented mesh with positive volume "
+            f"(watertight={mesh.is_watertight}, volume={volume:.4g} m^3); fix: pass it through "
+            "validate_mesh first")
+    density = mass / volume
+    props = trimesh.triangles.mass_properties(mesh.triangles, density=density)
+    center = np.array(props.center_mass, dtype=np.float64)
+    inertia = np.array(props.inertia, dtype=np.float64)
+    second_central = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    second_moment = second_central + mass * np.outer(center, center)
+    return MassProperties(
+        mass=mass,
+        volume=volume,
+        density=density,
+        center_of_mass=center,
+        inertia=inertia,
+        second_moment=second_moment,
+    )

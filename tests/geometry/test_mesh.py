@@ -1,0 +1,200 @@
+"""Object mesh loading, validation, repairs and mass properties."""
+
+import warnings
+
+import numpy as np
+import pytest
+import trimesh
+
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.geometry import (
+    MeshError,
+    MeshRepairWarning,
+    load_object_mesh,
+    mass_properties,
+    validate_mesh,
+)
+
+CUBE_SIDE = 0.03
+CUBE_MASS = 0.003
+
+
+@pytest.fixture(scope="module")
+def cube_path():
+    return resolve_data_dir() / "object_meshes" / "cube_3cm.obj"
+
+
+def cube(side=CUBE_SIDE):
+    return trimesh.creation.box(extents=[side] * 3)
+
+
+def write(mesh, path):
+    mesh.export(path)
+    return path
+
+
+def test_bundled_cube_loads_and_validates_without_repairs(cube_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mesh = load_object_mesh(cube_path)
+        report = validate_mesh(mesh, "cube_3cm")
+    assert report.watertight and report.winding_consistent
+    assert (report.n_vertices, report.n_faces) == (8, 12)
+    assert report.volume == pytest.approx(CUBE_SIDE**3, rel=1e-12)
+    np.testing.assert_allclose(report.extents, [CUBE_SIDE] * 3, rtol=1e-12)
+    assert report.repairs == ()
+
+
+def test_cube_mass_properties_match_closed_form(cube_path):
+    props = mass_properties(load_object_mesh(cube_path), CUBE_MASS)
+    a, m = CUBE_SIDE, CUBE_MASS
+    assert props.mass == m
+    assert props.volume == pytest.approx(a**3, rel=1e-12)
+    assert props.density == pytest.approx(m / a**3, rel=1e-12)
+    np.testing.assert_allclose(props.center_of_mass, 0.0, atol=1e-15)
+    np.testing.assert_allclose(props.inertia, m * a**2 / 6 * np.eye(3), rtol=1e-12, atol=1e-20)
+    np.testing.assert_allclose(props.second_moment, m * a**2 / 12 * np.eye(3), rtol=1e-12, atol=1e-20)
+
+
+def test_shifted_box_second_moment_about_origin_is_closed_form():
+    # box [0,a]x[0,b]x[0,c]: integral x^2 = m a^2/3, integral x y = m a b/4
+    sides = np.array([0.02, 0.03, 0.05])
+    mesh = trimesh.creation.box(bounds=[[0, 0, 0], sides])
+    m = 0.7
+    props = mass_properties(mesh, m)
+    expected = m * np.outer(sides, sides) / 4
+    np.fill_diagonal(expected, m * sides**2 / 3)
+    np.testing.assert_allclose(props.center_of_mass, sides / 2, rtol=1e-12)
+    np.testing.assert_allclose(props.second_moment, expected, rtol=1e-12)
+    a, b, c = sides
+    np.testing.assert_allclose(np.diag(props.inertia), m / 12 * np.array([b*b + c*c, a*a + c*c, a*a + b*b]),
+                               rtol=1e-12)
+
+
+def test_tetrahedron_mass_properties_match_closed_form():
+    # integral X X^T dV over a tet = V/20 (sum v_i v_i^T + (sum v_i)(sum v_i)^T)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        v = rng.normal(scale=0.02, size=(4, 3))
+        if np.linalg.det(v[1:] - v[0]) < 0:
+            v[[1, 2]] = v[[2, 1]]
+        mesh = trimesh.Trimesh(v, [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]], process=False)
+        volume = np.linalg.det(v[1:] - v[0]) / 6
+        m = rng.uniform(0.001, 1.0)
+        props = mass_properties(mesh, m)
+        s = v.sum(axis=0)
+        second = m / 20 * (v.T @ v + np.outer(s, s))
+        center = v.mean(axis=0)
+        assert props.volume == pytest.approx(volume, rel=1e-10)
+        np.testing.assert_allclose(props.center_of_mass, center, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(props.second_moment, second, rtol=1e-9, atol=1e-14 * m)
+        central = second - m * np.outer(center, center)
+        np.testing.assert_allclose(props.inertia, np.trace(central) * np.eye(3) - central,
+                                   rtol=1e-9, atol=1e-14 * m)
+
+
+def test_mass_must_be_positive(cube_path):
+    mesh = load_object_mesh(cube_path)
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="mass"):
+            mass_properties(mesh, bad)
+
+
+def test_open_mesh_is_rejected_naming_the_file(tmp_path):
+    mesh = cube()
+    mesh.update_faces(np.arange(1, len(mesh.faces)))
+    path = write(mesh, tmp_path / "open_box.obj")
+    with pytest.raises(MeshError) as err:
+        load_object_mesh(path)
+    message = str(err.value)
+    assert "open_box.obj" in message and "not watertight" in message
+    assert "3 boundary edge(s)" in message and "fix" in message
+
+
+def test_open_mesh_has_no_mass_properties():
+    mesh = cube()
+    mesh.update_faces(np.arange(1, len(mesh.faces)))
+    with pytest.raises(MeshError, match="validate_mesh"):
+        mass_properties(mesh, 0.1)
+
+
+def test_millimetre_mesh_gets_the_scale_hint(tmp_path):
+    path = write(cube(30.0), tmp_path / "cube_mm.obj")
+    with pytest.raises(MeshError) as err:
+        load_object_mesh(path)
+    message = str(err.value)
+    assert "cube_mm.obj" in message and "millimetres" in message and "apply_scale(0.001)" in message
+
+
+def test_tiny_and_huge_meshes_are_rejected():
+    with pytest.raises(MeshError, match="smaller than"):
+        validate_mesh(cube(1e-4), "speck")
+    with pytest.raises(MeshError, match="larger than") as err:
+        validate_mesh(cube(5000.0), "building")
+    assert "millimetres" not in str(err.value)
+
+
+def test_inverted_winding_is_repaired_with_a_warning(tmp_path):
+    inverted = cube()
+    inverted.invert()
+    path = write(inverted, tmp_path / "inside_out.obj")
+    with pytest.warns(MeshRepairWarning, match="inside_out.obj.*flipped all faces"):
+        mesh = load_object_mesh(path)
+    assert mesh.volume == pytest.approx(CUBE_SIDE**3, rel=1e-12)
+    # outward normals: each face normal points away from the centroid
+    assert np.all(np.einsum("ij,ij->i", mesh.face_normals, mesh.triangles_center) > 0)
+
+
+def test_inconsistent_winding_is_made_consistent():
+    mesh = cube()
+    faces = mesh.faces.copy()
+    faces[:3] = faces[:3, ::-1]
+    broken = trimesh.Trimesh(mesh.vertices, faces, process=False)
+    assert not broken.is_winding_consistent
+    with pytest.warns(MeshRepairWarning, match="winding consistent") as record:
+        report = validate_mesh(broken, "mixed")
+    assert len(record) == 1 and report.repairs == ("made the face winding consistent (3 face(s) re-oriented)",)
+    assert report.winding_consistent and report.volume == pytest.approx(CUBE_SIDE**3, rel=1e-12)
+    np.testing.assert_array_equal(report.mesh.faces, mesh.faces)
+    assert not broken.is_winding_consistent  # the input is left alone
+
+
+def test_removable_degenerate_face_is_removed_with_a_warning():
+    mesh = cube()
+    faces = np.vstack([mesh.faces, [[0, 0, 1]]])
+    with_degenerate = trimesh.Trimesh(mesh.vertices, faces, process=False)
+    with pytest.warns(MeshRepairWarning, match="removed 1 zero-area"):
+        report = validate_mesh(with_degenerate, "sliver")
+    assert report.n_faces == 12 and report.watertight
+    assert any("zero-area" in r for r in report.repairs)
+
+
+def test_degenerate_face_closing_a_t_junction_is_rejected():
+    # split the edge a-b of one face at its midpoint; the zero-area face (a, b, mid) closes it
+    mesh = cube()
+    vertices, faces = mesh.vertices, mesh.faces.copy()
+    a, b, c = faces[0]
+    mid = len(vertices)
+    vertices = np.vstack([vertices, (vertices[a] + vertices[b]) / 2])
+    faces = np.vstack([[[a, mid, c], [mid, b, c]], faces[1:], [[a, b, mid]]])
+    t_junction = trimesh.Trimesh(vertices, faces, process=False)
+    assert t_junction.is_watertight and t_junction.is_winding_consistent
+    with pytest.raises(MeshError, match="T-junction.*zero-area|zero-area.*T-junction"):
+        validate_mesh(t_junction, "t_junction")
+
+
+def test_missing_and_unreadable_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothing.obj"):
+        load_object_mesh(tmp_path / "nothing.obj")
+    empty = tmp_path / "empty.obj"
+    empty.write_text("# no geometry\n")
+    with pytest.raises(MeshError, match="empty.obj"):
+        load_object_mesh(empty)
+
+
+def test_non_finite_vertices_are_rejected():
+    mesh = cube()
+    vertices = mesh.vertices.copy()
+    vertices[0, 0] = np.nan
+    with pytest.raises(MeshError, match="NaN"):
+        validate_mesh(trimesh.Trimesh(vertices, mesh.faces, process=False), "nan")
