@@ -1,6 +1,27 @@
 """Datasets: the object registry, where the REACH data lives, and its loaders."""
 
 from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
+from ipcgrasp.data.reach import (
+    DataFormatError,
+    MissingDataError,
+    PhysicalGrasps,
+    list_objects,
+    load_object,
+    load_physical_grasps,
+    object_mesh_path,
+)
 from ipcgrasp.data.registry import ObjectInfo, load_registry
 
-__all__ = ["DataNotFoundError", "ObjectInfo", "load_registry", "resolve_data_dir"]
+__all__ = [
+    "DataFormatError",
+    "DataNotFoundError",
+    "MissingDataError",
+    "ObjectInfo",
+    "PhysicalGrasps",
+    "list_objects",
+    "load_object",
+    "load_physical_grasps",
+    "load_registry",
+    "object_mesh_path",
+    "resolve_data_dir",
+]
