@@ -1,0 +1,297 @@
+"""Parallel-jaw gripper description: where the two jaws (compliant pad + rigid backing plate) sit
+for a grasp pose and a jaw opening (DATA.md section 3), how far to open them before a trial and
+how fast to close them (DATA.md section 4).
+
+Frames: the gripper frame is the recorded grasp pose; each jaw has a tooltip frame (x along the
+gripper z axis, z the jaw's closing direction, pointing at the other jaw) in which the pad's
+front face is the plane z = 0 and the pad and backing plate are defined (`geometry.pads`).
+World tooltip pose = grasp @ T_tooltip. The jaw opening is the gap between the two pads' front
+faces, (p_1 - p_0) . z_0 for tooltip origins p_i and closing direction z_0.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import trimesh
+import yaml
+
+from ipcgrasp.geometry import PAD_KINDS, PadMesh, backing_plate, make_pad
+from ipcgrasp.geometry.tetra import DEFAULT_PAD_RESOLUTION
+from ipcgrasp.grasp.scene import mesh_distance
+
+YUMI_TOOLTIP_TRANSFORMS = np.array([
+    [[0.0, 0.0, 1.0, -0.025],
+     [0.0, -1.0, 0.0, -0.000011],
+     [1.0, 0.0, 0.0, 0.160098],
+     [0.0, 0.0, 0.0, 1.0]],
+    [[0.0, 0.0, -1.0, 0.025],
+     [0.0, 1.0, 0.0, 0.000011],
+     [1.0, 0.0, 0.0, 0.160098],
+     [0.0, 0.0, 0.0, 1.0]],
+])
+"""ABB YuMi tooltip frames in the gripper frame (`yumi_metal_spline.yaml`, DATA.md section 3):
+50 mm apart along the gripper x axis, 160.098 mm along its z axis."""
+YUMI_TOOLTIP_TRANSFORMS.flags.writeable = False
+MIN_CLOSING_SPEED = 0.01
+"""Slowest closing speed of each backing (m/s; DATA.md section 4)."""
+CLOSING_TIME = 2.0
+"""Simulated time in which each backing would cover half the opening (s; DATA.md section 4)."""
+RIGID_TOLERANCE = 1e-6
+
+
+class GripperFormatError(ValueError):
+    """A gripper description file is missing a field or holds a non-rigid tooltip transform."""
+
+
+@dataclass(frozen=True, eq=False)
+class JawPlacement:
+    """One jaw placed in the world: its tooltip frame `pose` (4x4, m), the pad tet mesh and the
+    backing plate, both in the tooltip frame (place them with `pose`)."""
+
+    pose: np.ndarray
+    pad: PadMesh
+    backing: trimesh.Trimesh
+
+    @property
+    def closing_direction(self) -> np.ndarray:
+        """Unit vector (world) along which this jaw closes: the tooltip z axis."""
+        return self.pose[:3, 2].copy()
+
+    def pad_nodes(self) -> np.ndarray:
+        """World positions of the pad's tet nodes (n, 3), m."""
+        return trimesh.transform_points(self.pad.nodes, self.pose)
+
+    def backing_vertices(self) -> np.ndarray:
+        """World positions of the backing plate's vertices (8, 3), m."""
+        return trimesh.transform_points(self.backing.vertices, self.pose)
+
+
+@dataclass(frozen=True, eq=False)
+class JawClearance:
+    """Result of `Gripper.clearance_opening` or `Gripper.narrowest_opening`: the jaw `opening`
+    (m), the distance (m) of each jaw (pad and backing) to the object there (0 when inside it),
+    and whether both are at least the clearance. When not `clear`, no opening tried kept the jaws
+    far enough (the trial starts in collision) and `opening` is the last one tried."""
+
+    opening: float
+    distances: tuple[float, float]
+    clear: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Gripper:
+    """A parallel-jaw gripper with a compliant pad on a rigid backing plate per jaw.
+
+    tooltip_transforms: (2, 4, 4) tooltip frames in the gripper frame at the widest opening;
+        each tooltip z axis (the closing direction) points at the other tooltip, the two
+        anti-parallel. pad_kind: "rounded" or "rectangular"; pad_resolution: target tet edge
+        length (m); backing_gap: gap between the pad's back face and the backing plate (m,
+        `geometry.backing_plate`).
+    """
+
+    tooltip_transforms: np.ndarray
+    pad_kind: str = "rounded"
+    pad_resolution: float = DEFAULT_PAD_RESOLUTION
+    backing_gap: float = 0.0
+    name: str = "yumi_metal_spline"
+
+    def __post_init__(self):
+        transforms = np.array(self.tooltip_transforms, dtype=np.float64)
+        if transforms.shape != (2, 4, 4) or not np.all(np.isfinite(transforms)):
+            raise ValueError(f"tooltip_transforms must be two finite 4x4 matrices, got shape {transforms.shape}")
+        for i, transform in enumerate(transforms):
+            _check_rigid(transform, f"tooltip transform {i}")
+        z0, z1 = transforms[:, :3, 2]
+        if abs(z0 @ z1 + 1.0) > RIGID_TOLERANCE:
+            raise ValueError(f"the tooltip z axes (closing directions) must be opposite, got {z0} and {z1}")
+        if not (transforms[1, :3, 3] - transforms[0, :3, 3]) @ z0 > 0.0:
+            raise ValueError("tooltip 0's z axis must point at tooltip 1 (the jaws close towards each other)")
+        if self.pad_kind not in PAD_KINDS:
+            raise ValueError(f"unknown pad kind {self.pad_kind!r}; expected one of {PAD_KINDS}")
+        if not self.pad_resolution > 0.0:
+            raise ValueError(f"pad_resolution (m) must be positive, got {self.pad_resolution}")
+        if not self.backing_gap >= 0.0:
+            raise ValueError(f"backing_gap (m) must be non-negative, got {self.backing_gap}")
+        transforms.flags.writeable = False
+        object.__setattr__(self, "tooltip_transforms", transforms)
+
+    @classmethod
+    def yumi(cls, pad_kind: str = "rounded", pad_resolution: float = DEFAULT_PAD_RESOLUTION,
+             backing_gap: float = 0.0) -> Gripper:
+        """The ABB YuMi with silicone pads (DATA.md section 3)."""
+        return cls(YUMI_TOOLTIP_TRANSFORMS, pad_kind, pad_resolution, backing_gap, "yumi_metal_spline")
+
+    @classmethod
+    def from_yaml(cls, path: str | os.PathLike, pad_kind: str = "rounded",
+                  pad_resolution: float = DEFAULT_PAD_RESOLUTION, backing_gap: float = 0.0) -> Gripper:
+        """Read the tooltip transforms of a ParallelJawGripper description (the REACH
+        `yumi_meshes/yumi_metal_spline.yaml` format: params.tooltip_poses[i].params.rotation
+        (3x3) and .translation (m), tooltip frame to gripper frame)."""
+        with open(path) as stream:
+            config = yaml.safe_load(stream)
+        try:
+            params = config["params"]
+            poses = params["tooltip_poses"]
+            transforms = np.tile(np.eye(4), (len(poses), 1, 1))
+            for transform, pose in zip(transforms, poses):
+                transform[:3, :3] = np.array(pose["params"]["rotation"], dtype=np.float64)
+                transform[:3, 3] = np.array(pose["params"]["translation"], dtype=np.float64)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GripperFormatError(f"{path}: expected params.tooltip_poses, a list of two entries with "
+                                     f"params.rotation (3x3) and params.translation (3), m ({exc!r})") from None
+        try:
+            return cls(transforms, pad_kind, pad_resolution, backing_gap, str(params.get("name", "gripper")))
+        except ValueError as exc:
+            raise GripperFormatError(f"{path}: {exc}") from None
+
+    @property
+    def max_opening(self) -> float:
+        """Jaw opening of `tooltip_transforms` (m): the widest the jaws open (YuMi: 50 mm)."""
+        return self.jaw_opening(self.tooltip_transforms)
+
+    @property
+    def closing_directions(self) -> np.ndarray:
+        """(2, 3) closing direction of each jaw in the gripper frame (its tooltip z axis)."""
+        return self.tooltip_transforms[:, :3, 2].copy()
+
+    @staticmethod
+    def jaw_opening(tooltip_poses) -> float:
+        """Gap between the pads' front faces (m): (p_1 - p_0) . z_0 for the two tooltip poses
+        (4x4, same frame) with origins p_i and tooltip 0's closing direction z_0."""
+        poses = np.asarray(tooltip_poses, dtype=np.float64)
+        return float((poses[1, :3, 3] - poses[0, :3, 3]) @ poses[0, :3, 2])
+
+    def tooltip_poses(self, grasp_pose, opening: float | None = None) -> np.ndarray:
+        """World poses (2, 4, 4) of both tooltips for the gripper frame `grasp_pose` (4x4, m).
+
+        Each jaw moves (max_opening - opening) / 2 along its closing direction from the widest
+        opening, so the jaws stay symmetric about the gripper frame; opening None means the widest.
+        An opening above max_opening (the original study's extra opening, DATA.md section 4)
+        moves the jaws apart beyond what the real gripper can.
+        """
+        grasp_pose = _grasp_pose(grasp_pose)
+        transforms = np.array(self.tooltip_transforms)
+        if opening is not None:
+            opening = float(opening)
+            if not (opening >= 0.0 and np.isfinite(opening)):
+                raise ValueError(f"opening must be finite and non-negative (m), got {opening}")
+            advance = 0.5 * (self.max_opening - opening)
+            transforms[:, :3, 3] += advance * transforms[:, :3, 2]
+        return grasp_pose @ transforms
+
+    def pad_mesh(self) -> PadMesh:
+        """The pad's tet mesh in the tooltip frame (`geometry.make_pad`, cached)."""
+        return make_pad(self.pad_kind, self.pad_resolution)
+
+    def backing_mesh(self) -> trimesh.Trimesh:
+        """The rigid backing plate in the tooltip frame (a new box each call)."""
+        return backing_plate(gap=self.backing_gap)
+
+    def place_pads(self, grasp_pose, opening: float | None = None) -> tuple[JawPlacement, JawPlacement]:
+        """Both jaws (pad and backing, each with its world tooltip pose) for a grasp pose and
+        opening (m; None for the widest)."""
+        poses = self.tooltip_poses(grasp_pose, opening)
+        pad = self.pad_mesh()
+        return JawPlacement(poses[0], pad, self.backing_mesh()), JawPlacement(poses[1], pad, self.backing_mesh())
+
+    def jaw_distances(self, grasp_pose, object_vertices, object_faces, opening: float | None = None,
+                      cutoff: float = np.inf) -> tuple[float, float]:
+        """Distance (m) of each jaw's solids (pad and backing plate) to the object's solid, capped
+        at `cutoff` and 0 when they overlap (`scene.mesh_distance`); the object is a closed
+        surface in world coordinates."""
+        poses = self.tooltip_poses(grasp_pose, opening)
+        jaw_vertices, jaw_faces = self._jaw_surface
+        object_vertices = np.asarray(object_vertices, dtype=np.float64)
+        return tuple(mesh_distance(trimesh.transform_points(jaw_vertices, pose), jaw_faces,
+                                   object_vertices, object_faces, cutoff) for pose in poses)
+
+    def clearance_opening(self, grasp_pose, object_mesh: trimesh.Trimesh, clearance: float = 1e-3,
+                          step: float = 1e-3, max_extra: float = 0.0) -> JawClearance:
+        """Open the jaws like the original study (DATA.md section 4): from the widest opening,
+        widen in `step`s until both jaws (pads and backings) are at least `clearance` (m) from the
+        object (a closed surface, world coordinates), trying openings max_opening + k step,
+        k = 0, 1, ..., up to max_opening + `max_extra`.
+
+        max_extra = 0 is the real gripper, which cannot open further: a jaw closer than
+        `clearance` at the widest opening then gives a result that is not `clear` (the trial
+        starts in collision). The original opened without limit.
+        """
+        _check_grid(clearance, step)
+        if not max_extra >= 0.0:
+            raise ValueError(f"max_extra (m) must be non-negative, got {max_extra}")
+        vertices, faces = _closed_mesh(object_mesh)
+        for k in range(int(np.floor(max_extra / step + 1e-9)) + 1):
+            opening = self.max_opening + k * step
+            if self._clear(grasp_pose, vertices, faces, opening, clearance):
+                break
+        return self._clearance(grasp_pose, vertices, faces, opening, clearance)
+
+    def narrowest_opening(self, grasp_pose, object_mesh: trimesh.Trimesh, start: float,
+                          clearance: float = 1e-3, step: float = 1e-3) -> JawClearance:
+        """Close the jaws from the opening `start` (m, clear of the object) in `step`s while both
+        jaws stay at least `clearance` (m) from the object: the narrowest of start - k step,
+        k = 0, 1, ..., reached without a jaw coming closer, and never below `clearance` (the
+        pads would be closer than that to each other). Each jaw moves step / 2 per step, so with
+        step < 2 clearance no part of the object can slip between two checked openings. A
+        trial may start here instead of at `start` to skip closing through empty space.
+        """
+        _check_grid(clearance, step)
+        vertices, faces = _closed_mesh(object_mesh)
+        if not self._clear(grasp_pose, vertices, faces, start, clearance):
+            return self._clearance(grasp_pose, vertices, faces, start, clearance)
+        k = 1
+        while start - k * step >= clearance and self._clear(grasp_pose, vertices, faces, start - k * step, clearance):
+            k += 1
+        return self._clearance(grasp_pose, vertices, faces, start - (k - 1) * step, clearance)
+
+    def _clear(self, grasp_pose, vertices, faces, opening: float, clearance: float) -> bool:
+        return min(self.jaw_distances(grasp_pose, vertices, faces, opening, cutoff=clearance)) >= clearance
+
+    def _clearance(self, grasp_pose, vertices, faces, opening: float, clearance: float) -> JawClearance:
+        distances = self.jaw_distances(grasp_pose, vertices, faces, opening)
+        return JawClearance(float(opening), distances, min(distances) >= clearance)
+
+    @staticmethod
+    def closing_speed(opening: float, min_speed: float = MIN_CLOSING_SPEED,
+                      closing_time: float = CLOSING_TIME) -> float:
+        """Speed of each backing towards the other (m/s): max(min_speed, opening / 2 / closing_time),
+        so both meet within `closing_time` unless that is slower than `min_speed` (DATA.md
+        section 4: 10 mm/s and 2 s)."""
+        if not opening >= 0.0:
+            raise ValueError(f"opening (m) must be non-negative, got {opening}")
+        return max(min_speed, 0.5 * opening / closing_time)
+
+    @functools.cached_property
+    def _jaw_surface(self) -> tuple[np.ndarray, np.ndarray]:
+        """Closed surfaces of the pad and the backing plate as one mesh (tooltip frame)."""
+        pad, backing = self.pad_mesh(), self.backing_mesh()
+        vertices = np.vstack([pad.nodes, backing.vertices])
+        faces = np.vstack([pad.surface_faces, np.asarray(backing.faces) + len(pad.nodes)])
+        return vertices, faces
+
+
+def _check_grid(clearance: float, step: float) -> None:
+    if not clearance > 0.0 or not 0.0 < step < 2.0 * clearance:
+        raise ValueError(f"need clearance > 0 and 0 < step < 2 clearance (m), got {clearance}, {step}")
+
+
+def _closed_mesh(mesh) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(mesh.vertices, dtype=np.float64), np.asarray(mesh.faces)
+
+
+def _check_rigid(transform: np.ndarray, name: str) -> None:
+    rotation = transform[:3, :3]
+    if (np.abs(rotation.T @ rotation - np.eye(3)).max() > RIGID_TOLERANCE or np.linalg.det(rotation) <= 0.0
+            or not np.array_equal(transform[3], [0.0, 0.0, 0.0, 1.0])):
+        raise ValueError(f"{name} is not a rigid transform (rotation orthonormal with det +1, last row 0 0 0 1)")
+
+
+def _grasp_pose(pose) -> np.ndarray:
+    pose = np.asarray(pose, dtype=np.float64)
+    if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+        raise ValueError(f"grasp_pose must be a finite 4x4 matrix, got shape {pose.shape}")
+    return pose
