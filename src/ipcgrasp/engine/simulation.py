@@ -1,0 +1,738 @@
+"""Time stepping by Incremental Potential Contact (DESIGN.md 3.2 and 3.4).
+
+Each step minimises, over the free degrees of freedom z (free deformable vertex coordinates
+and the 12 affine coordinates of each affine body),
+
+    E(z) = 1/2 (z - z~)^T M (z - z~) + h^2 (Psi(z) + V_ortho(z)) + kappa B(x(z)) + D(x(z))
+
+with z~ = z_t + h v_t + h^2 a_gravity, B the summed log barrier over active contacts, D the
+lagged smoothed friction (normal forces and tangent bases from the start of the step), and
+x(z) = P z + c the contact-surface vertex positions (P constant, c the driven vertices).
+Projected Newton with a sparse direct solve; the line search clips the step by CCD, then by tet
+inversion, then backtracks on E. Every accepted configuration is intersection-free.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ipcgrasp.engine import collisions as contact
+from ipcgrasp.engine.affine_body import (
+    affine_jacobian,
+    affine_positions,
+    nearest_rotation,
+    orthogonality_potential,
+    orthogonality_potential_gradient,
+    orthogonality_potential_hessian,
+)
+from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_stiffness
+from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
+from ipcgrasp.engine.broadphase import candidates
+from ipcgrasp.engine.ccd import collision_free_stepsize
+from ipcgrasp.engine.neohookean import (
+    elastic_energy,
+    elastic_gradient,
+    elastic_hessians,
+    max_noninverting_step,
+    tet_energies,
+)
+
+
+@dataclass
+class SolverSettings:
+    """dt (s); gravity (m/s^2); dhat (m, None: 1e-3 x initial scene bounding-box diagonal);
+    eps_v (m/s) friction smoothing speed; newton_tolerance (m/s) on ||dx||_inf / dt;
+    friction_iterations: lagged friction passes per step (1 = IPC's default lagging);
+    contact_force_scale (N, optional): the force one contact should carry at a tenth of dhat.
+    IPC's stiffness heuristic balances the barrier against inertia and gravity, which for light
+    bodies squeezed hard leaves contact forces to be carried at vanishing distances; this sets a
+    floor on kappa so that a known force scale (e.g. a gripper's closing force) is carried at a
+    resolvable gap."""
+
+    dt: float = 0.02
+    gravity: tuple = (0.0, 0.0, -9.81)
+    dhat: float | None = None
+    eps_v: float = 1e-3
+    newton_tolerance: float = 1e-4
+    max_newton_iterations: int = 100
+    friction_iterations: int = 1
+    min_barrier_stiffness_scale: float = 1e11
+    contact_force_scale: float | None = None
+
+
+@dataclass
+class State:
+    """Everything that evolves: deformable positions/velocities (per body, world frame, m, m/s),
+    affine coordinates q and their rates (per body), kinematic vertex positions, time (s)."""
+
+    time: float
+    deformable_x: list
+    deformable_v: list
+    affine_q: list
+    affine_qdot: list
+    kinematic_x: list
+
+    def copy(self) -> "State":
+        return State(self.time, [a.copy() for a in self.deformable_x], [a.copy() for a in self.deformable_v],
+                     [a.copy() for a in self.affine_q], [a.copy() for a in self.affine_qdot],
+                     [a.copy() for a in self.kinematic_x])
+
+
+@dataclass
+class StepStats:
+    """What one step did. Forces in N: contact_force[i, j] is the barrier (normal) force on body i
+    from body j, friction_force[i, j] the friction force; index n_bodies is the ground."""
+
+    time: float
+    newton_iterations: int
+    line_search_alphas: list
+    driver_fraction: float
+    min_distance: float
+    n_contacts: int
+    barrier_stiffness: float
+    energies: dict
+    contact_force: np.ndarray
+    friction_force: np.ndarray
+    strain_energy: dict
+    wall_time: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+class StepFailed(RuntimeError):
+    """A step could not be completed; `state` is the last good (intersection-free) state."""
+
+    def __init__(self, reason: str, state: State):
+        super().__init__(reason)
+        self.reason = reason
+        self.state = state
+
+
+def _pose_parts(pose):
+    pose = np.asarray(pose, dtype=np.float64)
+    if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+        raise ValueError(f"a pose must be a finite 4x4 matrix, got shape {pose.shape}")
+    return pose[:3, :3], pose[:3, 3]
+
+
+class Simulation:
+    """A scene of bodies advanced by `step`.
+
+    bodies: DeformableBody, AffineBody and KinematicBody instances (unique names);
+    poses: name -> initial 4x4 pose (identity when missing); ground: Ground or None;
+    friction: {(name_a, name_b): mu} (use "ground" as a name for the ground; default
+    ground.mu); default_friction: mu for unlisted pairs; ignore_pairs: pairs of names that never
+    touch (e.g. a pad and the backing it is glued to).
+    """
+
+    def __init__(self, bodies, poses=None, ground: Ground | None = None, friction=None,
+                 default_friction: float = 0.0, ignore_pairs=(), settings: SolverSettings | None = None):
+        self.settings = settings or SolverSettings()
+        self.bodies = list(bodies)
+        names = [b.name for b in self.bodies]
+        if len(set(names)) != len(names):
+            raise ValueError(f"body names must be unique, got {names}")
+        self.index = {name: i for i, name in enumerate(names)}
+        poses = dict(poses or {})
+        unknown = set(poses) - set(names)
+        if unknown:
+            raise ValueError(f"poses given for unknown bodies {sorted(unknown)}; bodies are {names}")
+        self.ground = ground
+        self.deformables = [b for b in self.bodies if isinstance(b, DeformableBody)]
+        self.affines = [b for b in self.bodies if isinstance(b, AffineBody)]
+        self.kinematics = [b for b in self.bodies if isinstance(b, KinematicBody)]
+        self._build_layout(poses)
+        self._build_collision_mesh(friction or {}, default_friction, ignore_pairs)
+        self._build_mass()
+        s = self.settings
+        lo, hi = self._x.min(axis=0), self._x.max(axis=0)
+        self.bbox_diagonal = float(np.linalg.norm(hi - lo))
+        self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
+        self.barrier_stiffness = None
+        self.max_barrier_stiffness = None
+        x = self.collision_positions()
+        if self._min_distance(x) <= 0.0:
+            raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
+
+    # ------------------------------------------------------------------------------------ layout
+    def _build_layout(self, poses):
+        nz = 0
+        self._dof = []  # per deformable: (n,) first z index of each vertex, -1 if prescribed
+        x_def, v_def = [], []
+        for body in self.deformables:
+            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
+            dof = -np.ones(body.n_vertices, dtype=np.int64)
+            free = np.setdiff1d(np.arange(body.n_vertices), body.prescribed)
+            dof[free] = nz + 3 * np.arange(len(free))
+            nz += 3 * len(free)
+            self._dof.append(dof)
+            x_def.append(body.rest_positions @ R.T + t)
+            v_def.append(np.zeros((body.n_vertices, 3)))
+        self._affine_offset = []
+        q, qdot = [], []
+        for body in self.affines:
+            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
+            self._affine_offset.append(nz)
+            nz += 12
+            q.append(np.concatenate([t, R.ravel()]))
+            qdot.append(np.zeros(12))
+        x_kin = []
+        for body in self.kinematics:
+            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
+            x_kin.append(body.vertices @ R.T + t)
+        self.n_dof = nz
+        self.state = State(0.0, x_def, v_def, q, qdot, x_kin)
+
+    def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
+        """Stack every body's contact surface into one collision mesh and the map x = P z + c."""
+        rows, cols, vals = [], [], []
+        faces, vertex_body, self._surface = [], [], []
+        n = 0
+        for body in self.bodies:
+            b = self.index[body.name]
+            if isinstance(body, DeformableBody):
+                surf = np.unique(body.faces)
+                local = -np.ones(body.n_vertices, dtype=np.int64)
+                local[surf] = np.arange(len(surf))
+                faces.append(local[body.faces] + n)
+                dof = self._dof[self.deformables.index(body)][surf]
+                c = n + np.flatnonzero(dof >= 0)
+                for a in range(3):
+                    rows.append(3 * c + a)
+                    cols.append(dof[dof >= 0] + a)
+                    vals.append(np.ones(len(c)))
+            else:
+                surf = np.arange(body.n_vertices)
+                faces.append(body.faces + n)
+                if isinstance(body, AffineBody):
+                    off = self._affine_offset[self.affines.index(body)]
+                    J = affine_jacobian(body.vertices)  # (m,3,12)
+                    r = (3 * (n + np.arange(body.n_vertices)))[:, None, None] + np.arange(3)[None, :, None]
+                    cidx = np.broadcast_to(off + np.arange(12), J.shape)
+                    nz_mask = J != 0.0
+                    rows.append(np.broadcast_to(r, J.shape)[nz_mask])
+                    cols.append(cidx[nz_mask])
+                    vals.append(J[nz_mask])
+            self._surface.append((n, surf))
+            vertex_body.append(np.full(len(surf), b, dtype=np.int64))
+            n += len(surf)
+        self.n_collision_vertices = n
+        self._P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                                shape=(3 * n, self.n_dof))
+        self._PT = self._P.T.tocsr()
+        B = len(self.bodies)
+        can_collide = ~np.eye(B, dtype=bool)
+        kin = [self.index[k.name] for k in self.kinematics]
+        can_collide[np.ix_(kin, kin)] = False
+        for a, b in ignore_pairs:
+            i, j = self.index[a], self.index[b]
+            can_collide[i, j] = can_collide[j, i] = False
+        mu = np.full((B, B), float(default_friction))
+        ground_mu = self.ground.mu if self.ground is not None else 0.0
+        mu_plane = np.full(B, ground_mu)
+        for (a, b), value in friction.items():
+            if "ground" in (a, b):
+                other = b if a == "ground" else a
+                mu_plane[self.index[other]] = value
+            else:
+                mu[self.index[a], self.index[b]] = mu[self.index[b], self.index[a]] = value
+        plane = None
+        plane_bodies = np.zeros(B, dtype=bool)
+        if self.ground is not None:
+            plane = (self.ground.origin, self.ground.normal)
+            plane_bodies[:] = True
+            plane_bodies[kin] = False
+        self._x = np.zeros((n, 3))
+        self._refresh_driven()
+        self.mesh = contact.CollisionMesh.build(self._x, np.concatenate(faces), np.concatenate(vertex_body),
+                                                can_collide=can_collide, plane=plane, mu=mu, mu_plane=mu_plane,
+                                                plane_body_mask=plane_bodies)
+        self._plane_vertices = np.flatnonzero(plane_bodies[self.mesh.vertex_body])
+
+    def set_gravity(self, gravity):
+        """Change the gravity vector (m/s^2) from the next step on."""
+        self.settings.gravity = tuple(float(v) for v in gravity)
+        g = np.asarray(self.settings.gravity)
+        self._gravity_acc = np.zeros(self.n_dof)
+        for dof in self._dof:
+            free = dof >= 0
+            self._gravity_acc[dof[free][:, None] + np.arange(3)] = g
+        for off in self._affine_offset:
+            self._gravity_acc[off:off + 3] = g  # M_q (g, 0) is the generalised gravity force
+
+    def _build_mass(self):
+        rows, cols, vals = [], [], []
+        self.set_gravity(self.settings.gravity)
+        for body, dof in zip(self.deformables, self._dof):
+            free = dof >= 0
+            for a in range(3):
+                rows.append(dof[free] + a)
+                cols.append(dof[free] + a)
+                vals.append(body.masses[free])
+        for body, off in zip(self.affines, self._affine_offset):
+            idx = off + np.arange(12)
+            rows.append(np.repeat(idx, 12))
+            cols.append(np.tile(idx, 12))
+            vals.append(body.mass_matrix.ravel())
+        self._M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                                shape=(self.n_dof, self.n_dof))
+        self._average_mass = float(self._M.diagonal().mean())
+        # Elastic Hessian scatter pattern: per tet 12x12 -> z indices (entries on prescribed dofs dropped).
+        self._tet_scatter, self._coupling_scatter = [], []
+        n_driven = 0
+        for body, dof in zip(self.deformables, self._dof):
+            driven = -np.ones(body.n_vertices, dtype=np.int64)
+            driven[body.prescribed] = n_driven + 3 * np.arange(len(body.prescribed))
+            n_driven += 3 * len(body.prescribed)
+            tet_driven = np.where(driven[body.tets][:, :, None] >= 0, driven[body.tets][:, :, None] + np.arange(3), -1)
+            tet_driven = tet_driven.reshape(len(body.tets), 1, 12)
+            tet_free = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
+            tet_free = tet_free.reshape(len(body.tets), 12, 1)
+            r = np.broadcast_to(tet_free, (len(body.tets), 12, 12))
+            c = np.broadcast_to(tet_driven, (len(body.tets), 12, 12))
+            keep = ((r >= 0) & (c >= 0)).ravel()
+            self._coupling_scatter.append((keep, r.ravel()[keep], c.ravel()[keep]))
+        self.n_driven = n_driven
+        for body, dof in zip(self.deformables, self._dof):
+            tet_dof = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
+            tet_dof = tet_dof.reshape(len(body.tets), 12)
+            r = np.broadcast_to(tet_dof[:, :, None], (len(body.tets), 12, 12))
+            c = np.broadcast_to(tet_dof[:, None, :], (len(body.tets), 12, 12))
+            keep = ((r >= 0) & (c >= 0)).ravel()
+            self._tet_scatter.append((keep, r.ravel()[keep], c.ravel()[keep]))
+
+    # --------------------------------------------------------------------------- state <-> dofs
+    def _refresh_driven(self):
+        """Write the driven (prescribed/kinematic) positions into c of x = P z + c."""
+        c = np.zeros((self.n_collision_vertices, 3))
+        for body, (start, surf) in zip(self.bodies, self._surface):
+            if isinstance(body, DeformableBody):
+                i = self.deformables.index(body)
+                driven = self._dof[i][surf] < 0
+                c[start + np.flatnonzero(driven)] = self.state.deformable_x[i][surf[driven]]
+            elif isinstance(body, KinematicBody):
+                c[start:start + len(surf)] = self.state.kinematic_x[self.kinematics.index(body)]
+        self._c = c.ravel()
+        self._x = self.collision_positions()
+
+    def pack(self, state: State | None = None, velocities: bool = False) -> np.ndarray:
+        """The free DOF vector z (or its rate) of a state."""
+        state = state or self.state
+        z = np.empty(self.n_dof)
+        xs = state.deformable_v if velocities else state.deformable_x
+        qs = state.affine_qdot if velocities else state.affine_q
+        for x, dof in zip(xs, self._dof):
+            free = dof >= 0
+            z[(dof[free][:, None] + np.arange(3)).ravel()] = x[free].ravel()
+        for q, off in zip(qs, self._affine_offset):
+            z[off:off + 12] = q
+        return z
+
+    def _deformable_positions(self, z):
+        out = []
+        for x, dof in zip(self.state.deformable_x, self._dof):
+            x = x.copy()
+            free = dof >= 0
+            x[free] = z[(dof[free][:, None] + np.arange(3))]
+            out.append(x)
+        return out
+
+    def collision_positions(self, z=None) -> np.ndarray:
+        """Contact-surface vertex positions (N,3) in m for DOF vector z (default: the state's)."""
+        z = self.pack() if z is None else z
+        return (self._P @ z + self._c).reshape(-1, 3)
+
+    # ------------------------------------------------------------------------------ potentials
+    def _collisions(self, x, candidate_pairs=None):
+        """Active contacts at x; `candidate_pairs` from `_candidates` over a segment containing x
+        (default: a broad phase at x alone)."""
+        return contact.build_collisions(self.mesh, x, self.dhat, candidates=candidate_pairs)
+
+    def _candidates(self, x0, x1, radius):
+        """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
+        somewhere on the straight motion from x0 to x1."""
+        m = self.mesh
+        return candidates(x0, x1, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
+                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
+                          plane_vertices=self._plane_vertices)
+
+    def _min_distance(self, x):
+        return contact.min_distance(self._collisions(x), self.mesh, x)
+
+    def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None):
+        dz = z - z_tilde
+        h2 = self.settings.dt ** 2
+        e = 0.5 * dz @ (self._M @ dz)
+        for body, x in zip(self.deformables, self._deformable_positions(z)):
+            e += h2 * elastic_energy(x, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam)
+        for body, off in zip(self.affines, self._affine_offset):
+            e += h2 * orthogonality_potential(z[off:off + 12], body.stiffness, body.volume)
+        x = self.collision_positions(z)
+        coll = self._collisions(x, candidate_pairs)
+        e += self.barrier_stiffness * contact.barrier_potential(coll, self.mesh, x, self.dhat)
+        if friction is not None:
+            e += contact.friction_potential(friction, self.mesh, x - x_t, self.settings.eps_v * self.settings.dt)
+        return e
+
+    def _gradient_without_contact(self, z, z_tilde):
+        """Gradient of inertia + h^2 (elastic + orthogonality) in z."""
+        h2 = self.settings.dt ** 2
+        g = self._M @ (z - z_tilde)
+        for body, x_def, dof in zip(self.deformables, self._deformable_positions(z), self._dof):
+            grad = elastic_gradient(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam)
+            free = dof >= 0
+            g[(dof[free][:, None] + np.arange(3)).ravel()] += h2 * grad[free].ravel()
+        for body, off in zip(self.affines, self._affine_offset):
+            g[off:off + 12] += h2 * orthogonality_potential_gradient(z[off:off + 12], body.stiffness, body.volume)
+        return g
+
+    def _gradient_hessian(self, z, z_tilde, friction, x_t, x, coll):
+        h2 = self.settings.dt ** 2
+        g = self._gradient_without_contact(z, z_tilde)
+        parts = [self._M]
+        for body, x_def, (keep, r, c) in zip(self.deformables, self._deformable_positions(z), self._tet_scatter):
+            H = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=True)
+            parts.append(sp.csr_matrix((h2 * H.ravel()[keep], (r, c)), shape=(self.n_dof, self.n_dof)))
+        for body, off in zip(self.affines, self._affine_offset):
+            H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
+            idx = off + np.arange(12)
+            parts.append(sp.csr_matrix((h2 * H.ravel(), (np.repeat(idx, 12), np.tile(idx, 12))),
+                                       shape=(self.n_dof, self.n_dof)))
+        kappa = self.barrier_stiffness
+        gx = kappa * contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
+        r, c, v = contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True)
+        rows, cols, vals = [r], [c], [kappa * v]
+        if friction is not None:
+            u, eps = x - x_t, self.settings.eps_v * self.settings.dt
+            gx = gx + contact.friction_potential_gradient(friction, self.mesh, u, eps).ravel()
+            r, c, v = contact.friction_potential_hessian(friction, self.mesh, u, eps)
+            rows.append(r), cols.append(c), vals.append(v)
+        n3 = 3 * self.n_collision_vertices
+        Hx = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n3, n3))
+        g += self._PT @ gx
+        parts.append(self._PT @ Hx @ self._P)
+        return g, sum(parts[1:], parts[0]).tocsc()
+
+    # ------------------------------------------------------------------------------- stepping
+    def _drive(self, drivers, z_tilde, friction, x_t, coll):
+        """Move prescribed vertices and kinematic bodies toward their target poses, with the free
+        degrees of freedom following by the linearised response of the incremental potential
+        (dz = -H_zz^-1 H_zc dc, as the first Newton iteration of IPC with Dirichlet conditions),
+        as far as CCD and tet inversion allow; the rest of the motion is left for later steps.
+        Returns the fraction taken (1 = all of it)."""
+        targets_def, targets_kin = {}, {}
+        for name, pose in drivers.items():
+            if name not in self.index:
+                raise ValueError(f"driver for unknown body {name!r}")
+            body = self.bodies[self.index[name]]
+            R, t = _pose_parts(pose)
+            if isinstance(body, DeformableBody):
+                if not body.prescribed.size:
+                    raise ValueError(f"body {name!r} has no prescribed vertices to drive")
+                targets_def[self.deformables.index(body)] = body.rest_positions[body.prescribed] @ R.T + t
+            elif isinstance(body, KinematicBody):
+                targets_kin[self.kinematics.index(body)] = body.vertices @ R.T + t
+            else:
+                raise ValueError(f"body {name!r} is dynamic (affine) and cannot be driven")
+        if not drivers:
+            return 1.0
+        state = self.state
+        z = self.pack()
+        dc = np.zeros(self.n_driven)
+        start = 0
+        for i, body in enumerate(self.deformables):
+            n = 3 * len(body.prescribed)
+            if i in targets_def:
+                dc[start:start + n] = (targets_def[i] - state.deformable_x[i][body.prescribed]).ravel()
+            start += n
+        dz = np.zeros(self.n_dof)
+        if np.any(dc):
+            _, H = self._gradient_hessian(z, z_tilde, friction, x_t, x_t, coll)
+            dz = spla.spsolve(H, -(self._drive_coupling(z) @ dc))
+        targets = {}
+        for i, body in enumerate(self.deformables):
+            x = self._deformable_positions(z + dz)[i]
+            if i in targets_def:
+                x[body.prescribed] = targets_def[i]
+            targets[i] = x
+        return self._move(targets, targets_kin, [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset])
+
+    def _drive_coupling(self, z):
+        """H_zc: d^2 E / dz dc between free DOFs and prescribed coordinates (elastic terms only;
+        prescribed vertices touch nothing else)."""
+        h2 = self.settings.dt ** 2
+        parts = []
+        for body, x_def, (keep, r, c) in zip(self.deformables, self._deformable_positions(z), self._coupling_scatter):
+            H = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=False)
+            parts.append(sp.csr_matrix((h2 * H.ravel()[keep], (r, c)), shape=(self.n_dof, self.n_driven)))
+        return sum(parts[1:], parts[0])
+
+    def _move(self, targets_def, targets_kin, targets_affine=()):
+        """Move deformable bodies (full position targets), kinematic bodies and affine bodies
+        ((offset, q) targets) straight toward their targets by the largest fraction that CCD and
+        tet inversion allow; returns that fraction."""
+        state = self.state
+        x0 = self.collision_positions()
+        old_def = {i: state.deformable_x[i].copy() for i in targets_def}
+        old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
+        old_aff = [q.copy() for q in state.affine_q]
+        affine = {self._affine_offset.index(off): q for off, q in targets_affine}
+
+        def place(alpha):
+            for i, target in targets_def.items():
+                state.deformable_x[i] = old_def[i] + alpha * (target - old_def[i])
+            for i, target in targets_kin.items():
+                state.kinematic_x[i] = old_kin[i] + alpha * (target - old_kin[i])
+            for j, q in affine.items():
+                state.affine_q[j] = old_aff[j] + alpha * (q - old_aff[j])
+            self._refresh_driven()
+
+        place(1.0)
+        alpha = self._ccd_fraction(x0, self.collision_positions())
+        for i, target in targets_def.items():
+            body = self.deformables[i]
+            alpha = min(alpha, max_noninverting_step(old_def[i], target - old_def[i], body.tets, body.Dm_inv))
+        if alpha < 1.0:
+            place(alpha)
+        return alpha
+
+    def _ccd_fraction(self, x0, x1, candidate_pairs=None):
+        """Largest fraction of the straight motion x0 -> x1 that CCD proves collision-free."""
+        m = self.mesh
+        vf, ee, vp = candidate_pairs if candidate_pairs is not None else self._candidates(x0, x1, 0.0)
+        return collision_free_stepsize(x0, x1, vf, ee, vp, m.edges, m.faces, m.plane_origin, m.plane_normal)
+
+    def step(self, drivers=None) -> StepStats:
+        """Advance one time step. `drivers`: name -> 4x4 target pose at the end of the step for
+        deformable bodies with prescribed vertices and for kinematic bodies.
+        Raises StepFailed (state unchanged) when Newton does not converge or a NaN appears."""
+        started = _time.perf_counter()
+        last_good = self.state.copy()
+        try:
+            stats = self._step(drivers or {})
+        except StepFailed:
+            self.state = last_good
+            self._refresh_driven()
+            raise
+        except (FloatingPointError, np.linalg.LinAlgError, RuntimeError, ValueError) as exc:
+            self.state = last_good
+            self._refresh_driven()
+            raise StepFailed(f"{type(exc).__name__}: {exc}", last_good.copy()) from exc
+        stats.wall_time = _time.perf_counter() - started
+        return stats
+
+    def _step(self, drivers):
+        z_t, v_t = self.pack(), self.pack(velocities=True)
+        x_t = self.collision_positions(z_t)
+        z_tilde = self._predicted(z_t, v_t)
+        coll_t = self._collisions(x_t)
+        self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
+        friction = self._friction_collisions(x_t)
+        driver_fraction = self._drive(drivers, z_tilde, friction, x_t, coll_t)
+        z = self.pack()  # the drive moved the free DOFs too (linearised response)
+        alphas, iterations = [], 0
+        for k in range(max(1, self.settings.friction_iterations)):
+            if k:
+                friction = self._friction_collisions(self.collision_positions(z))
+            z, its, a = self._newton(z, z_tilde, friction, x_t)
+            iterations += its
+            alphas += a
+        return self._accept(z, z_t, friction, x_t, iterations, alphas, driver_fraction)
+
+    def _predicted(self, z_t, v_t):
+        """z~ = z_t + h v_t + h^2 a_gravity."""
+        h = self.settings.dt
+        return z_t + h * v_t + h * h * self._gravity_acc
+
+    def _friction_collisions(self, x_lagged):
+        """Normal forces, bases and coordinates of the contacts at x_lagged, fixed for a solve."""
+        return contact.build_friction_collisions(self._collisions(x_lagged), self.mesh, x_lagged, self.dhat,
+                                                 self.barrier_stiffness)
+
+    def incremental_potential(self):
+        """The coming step's incremental potential from the current state, without drivers:
+        (energy(z), gradient(z), z_t). For checks and diagnostics; `step` does not use it."""
+        z_t = self.pack()
+        z_tilde = self._predicted(z_t, self.pack(velocities=True))
+        x_t = self.collision_positions(z_t)
+        if self.barrier_stiffness is None:
+            self._init_barrier_stiffness(z_t, z_tilde, x_t, self._collisions(x_t))
+        friction = self._friction_collisions(x_t)
+
+        def energy(z):
+            return self._energy(z, z_tilde, friction, x_t)
+
+        def gradient(z):
+            x = self.collision_positions(z)
+            return self._gradient_hessian(z, z_tilde, friction, x_t, x, self._collisions(x))[0]
+
+        return energy, gradient, z_t
+
+    def _init_barrier_stiffness(self, z, z_tilde, x, coll):
+        """IPC's balance heuristic; kappa only grows over the simulation so resting gaps stay put."""
+        g_e = self._gradient_without_contact(z, z_tilde)
+        g_b = self._PT @ contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
+        kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self._average_mass, g_e, g_b,
+                                                     self.settings.min_barrier_stiffness_scale)
+        floor = self._barrier_stiffness_floor()
+        kappa, kappa_max = max(kappa, floor), max(kappa_max, 100.0 * floor)
+        if self.barrier_stiffness is None or kappa > self.barrier_stiffness:
+            self.barrier_stiffness = kappa
+        self.max_barrier_stiffness = kappa_max
+
+    def _barrier_stiffness_floor(self) -> float:
+        """kappa at which one contact at distance s dhat (s = 0.1) pushes with contact_force_scale:
+        F = kappa / h^2 |b'(d^2, dhat^2)| 2 d = kappa / h^2 dhat^3 2 s (1 - s^2)(1/s^2 - 1 - 4 ln s)."""
+        if self.settings.contact_force_scale is None:
+            return 0.0
+        s = 0.1
+        per_kappa = 2 * s * (1 - s * s) * (1 / (s * s) - 1 - 4 * np.log(s)) * self.dhat ** 3 / self.settings.dt ** 2
+        return float(self.settings.contact_force_scale) / per_kappa
+
+    def _newton(self, z, z_tilde, friction, x_t):
+        s, h = self.settings, self.settings.dt
+        alphas = []
+        x = self.collision_positions(z)
+        coll = self._collisions(x)
+        prev_min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
+        for iteration in range(1, s.max_newton_iterations + 1):
+            g, H = self._gradient_hessian(z, z_tilde, friction, x_t, x, coll)
+            if not np.all(np.isfinite(g)):
+                raise StepFailed("non-finite gradient in Newton", self.state.copy())
+            p = spla.spsolve(H, -g)
+            if not np.all(np.isfinite(p)):
+                raise StepFailed("linear solve produced NaN/inf", self.state.copy())
+            dx = (self._P @ p).reshape(-1, 3)
+            step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
+            if step_norm / h < s.newton_tolerance:
+                return z, iteration - 1, alphas
+            # One broad phase per iteration serves the CCD, every line-search energy and the next
+            # iterate's contact set: all lie on the segment x -> x + dx.
+            pairs = self._candidates(x, x + dx, self.dhat)
+            alpha = min(1.0, self._ccd_fraction(x, x + dx, pairs))
+            for body, x_def, dof in zip(self.deformables, self._deformable_positions(z), self._dof):
+                d = np.zeros_like(x_def)
+                free = dof >= 0
+                d[free] = p[dof[free][:, None] + np.arange(3)]
+                alpha = min(alpha, max_noninverting_step(x_def, d, body.tets, body.Dm_inv))
+            e0 = self._energy(z, z_tilde, friction, x_t, pairs)
+            while True:
+                e1 = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+                if e1 <= e0 or alpha < 1e-12:
+                    break
+                alpha *= 0.5
+            if alpha < 1e-12:
+                raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
+            alphas.append(alpha)
+            z = z + alpha * p
+            x = self.collision_positions(z)
+            coll = self._collisions(x, pairs)
+            min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
+            self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
+                                                              self.barrier_stiffness, self.bbox_diagonal)
+            prev_min_d2 = min_d2
+        raise StepFailed(f"Newton did not converge in {s.max_newton_iterations} iterations", self.state.copy())
+
+    def _position_dofs(self):
+        """Indices of z that are vertex coordinates in metres (not the affine A entries)."""
+        if not hasattr(self, "_pos_dofs"):
+            mask = np.ones(self.n_dof, dtype=bool)
+            for off in self._affine_offset:
+                mask[off + 3:off + 12] = False
+            self._pos_dofs = np.flatnonzero(mask)
+        return self._pos_dofs
+
+    def _accept(self, z, z_t, friction, x_t, iterations, alphas, driver_fraction):
+        h = self.settings.dt
+        v = (z - z_t) / h
+        state = self.state
+        new_x = self._deformable_positions(z)
+        for i, dof in enumerate(self._dof):
+            free = dof >= 0
+            state.deformable_v[i][free] = v[dof[free][:, None] + np.arange(3)]
+            state.deformable_x[i] = new_x[i]
+        for j, off in enumerate(self._affine_offset):
+            state.affine_q[j] = z[off:off + 12].copy()
+            state.affine_qdot[j] = v[off:off + 12].copy()
+        state.time += h
+        x = self.collision_positions(z)
+        self._x = x
+        coll = self._collisions(x)
+        B = len(self.bodies)
+        normal = self._resultants(coll, contact.contact_forces(coll, self.mesh, x, self.dhat,
+                                                               self.barrier_stiffness / h ** 2), B)
+        fric = self._resultants(friction, contact.friction_forces(friction, self.mesh, x - x_t,
+                                                                  self.settings.eps_v * h) / h ** 2, B)
+        strain = {body.name: float(tet_energies(xd, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam).sum())
+                  for body, xd in zip(self.deformables, state.deformable_x)}
+        return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
+                         driver_fraction=driver_fraction, min_distance=contact.min_distance(coll, self.mesh, x),
+                         n_contacts=len(coll.kind), barrier_stiffness=self.barrier_stiffness,
+                         energies={"strain": sum(strain.values())}, contact_force=normal, friction_force=fric,
+                         strain_energy=strain)
+
+    def _resultants(self, coll, forces, B):
+        """Sum per-collision vertex forces (K,4,3) into body-pair resultants (B+1, B+1, 3)."""
+        out = np.zeros((B + 1, B + 1, 3))
+        verts = coll.vertices
+        valid = verts >= 0
+        owner = self.mesh.vertex_body[np.where(valid, verts, 0)]
+        a = coll.bodies[:, 0][:, None]
+        b = np.where(coll.bodies[:, 1] < 0, B, coll.bodies[:, 1])[:, None]
+        partner = np.where(owner == a, b, a)
+        np.add.at(out, (owner[valid], partner[valid]), forces[valid])
+        return out
+
+    # --------------------------------------------------------------------------------- queries
+    def affine_pose(self, name) -> np.ndarray:
+        """4x4 pose (translation p, nearest rotation of A) of an affine body."""
+        q = self.state.affine_q[self.affines.index(self.bodies[self.index[name]])]
+        pose = np.eye(4)
+        pose[:3, :3] = nearest_rotation(q[3:].reshape(3, 3))
+        pose[:3, 3] = q[:3]
+        return pose
+
+    def vertices(self, name) -> np.ndarray:
+        """World positions (n,3) m of all vertices of a body."""
+        body = self.bodies[self.index[name]]
+        if isinstance(body, DeformableBody):
+            return self.state.deformable_x[self.deformables.index(body)].copy()
+        if isinstance(body, AffineBody):
+            return affine_positions(self.state.affine_q[self.affines.index(body)], body.vertices)
+        return self.state.kinematic_x[self.kinematics.index(body)].copy()
+
+    def set_affine_velocity(self, name, linear=(0.0, 0.0, 0.0)):
+        """Give an affine body a linear velocity (m/s) and no rotation rate."""
+        j = self.affines.index(self.bodies[self.index[name]])
+        self.state.affine_qdot[j][:] = 0.0
+        self.state.affine_qdot[j][:3] = linear
+
+    def restore(self, state: State) -> None:
+        """Return to an earlier state (e.g. to retry a step with a smaller driver increment)."""
+        self.state = state.copy()
+        self._refresh_driven()
+
+    def body_distance(self, name_a, name_b, max_distance) -> float:
+        """Smallest distance (m) between the contact surfaces of two bodies, or inf when it is
+        larger than max_distance (m). The ground is named "ground"."""
+        x = self.collision_positions()
+        m = self.mesh
+        a = self.index[name_a] if name_a != "ground" else -1
+        b = self.index[name_b] if name_b != "ground" else -1
+        if a < 0 and b < 0:
+            raise ValueError("body_distance needs at least one body other than the ground")
+        if a < 0 or b < 0:
+            body = max(a, b)
+            heights = (x[m.vertex_body == body] - m.plane_origin) @ m.plane_normal
+            d = float(heights.min())
+            return d if d <= max_distance else np.inf
+        pair = np.zeros_like(m.can_collide)
+        pair[a, b] = pair[b, a] = True
+        vf, ee, _ = candidates(x, x, m.edges, m.faces, m.vertex_body, float(max_distance), can_collide=pair)
+        coll = contact.build_collisions(m, x, max_distance, candidates=(vf, ee, np.zeros(0, dtype=np.int64)))
+        d = contact.min_distance(coll, m, x)
+        return d if d <= max_distance else np.inf

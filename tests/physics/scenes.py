@@ -1,0 +1,75 @@
+"""Small scenes for the physics tests: boxes as affine bodies, blocks as tet meshes."""
+
+import ipctk
+import numpy as np
+import trimesh
+
+from ipcgrasp.engine.affine_body import mass_properties_from_surface
+from ipcgrasp.engine.bodies import AffineBody, DeformableBody, KinematicBody
+from ipcgrasp.engine.neohookean import min_jacobian
+
+
+def affine_box(name, extents, mass, stiffness=1e9):
+    box = trimesh.creation.box(extents=extents)
+    props = mass_properties_from_surface(box.vertices, box.faces, mass)
+    return AffineBody(name, box.vertices, box.faces, props.mass, props.center_of_mass,
+                      props.second_moment, props.volume, stiffness)
+
+
+def kinematic_box(name, extents):
+    box = trimesh.creation.box(extents=extents)
+    return KinematicBody(name, box.vertices, box.faces)
+
+
+def block_tets(extents, divisions):
+    """Structured tet mesh of a box centred at the origin: each grid cell split into 6 tets."""
+    nx, ny, nz = divisions
+    axes = [np.linspace(-e / 2, e / 2, n + 1) for e, n in zip(extents, divisions)]
+    X = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+    idx = np.arange(len(X)).reshape(nx + 1, ny + 1, nz + 1)
+    tets = []
+    for i in range(nx):
+        for j in range(ny):
+            for k in range(nz):
+                c = [idx[i + a, j + b, k + d] for a, b, d in
+                     [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1)]]
+                for t in ([0, 1, 2, 6], [0, 2, 3, 6], [0, 3, 7, 6], [0, 7, 4, 6], [0, 4, 5, 6], [0, 5, 1, 6]):
+                    tets.append([c[m] for m in t])
+    tets = np.array(tets)
+    vol = np.einsum("ij,ij->i", np.cross(X[tets[:, 1]] - X[tets[:, 0]], X[tets[:, 2]] - X[tets[:, 0]]),
+                    X[tets[:, 3]] - X[tets[:, 0]])
+    tets[vol < 0] = tets[vol < 0][:, [0, 2, 1, 3]]
+    return X, tets
+
+
+def deformable_block(name, extents, divisions, E, nu=0.45, density=1000.0, prescribed_side=None):
+    """A Neo-Hookean block; prescribed_side ('-z', '+z', '-x', ...) glues that face's vertices."""
+    X, tets = block_tets(extents, divisions)
+    prescribed = np.zeros(0, dtype=np.int64)
+    if prescribed_side:
+        axis = "xyz".index(prescribed_side[1])
+        value = X[:, axis].min() if prescribed_side[0] == "-" else X[:, axis].max()
+        prescribed = np.flatnonzero(np.isclose(X[:, axis], value))
+    return DeformableBody(name, X, tets, E, nu, density, prescribed)
+
+
+def pose(translation=(0, 0, 0), rotation=None):
+    T = np.eye(4)
+    if rotation is not None:
+        T[:3, :3] = rotation
+    T[:3, 3] = translation
+    return T
+
+
+def assert_intersection_free(sim):
+    """No edge-triangle intersection between bodies, nothing below the ground, no inverted tet."""
+    x = sim.collision_positions()
+    mesh = sim.mesh
+    cmesh = ipctk.CollisionMesh(x, mesh.edges, mesh.faces)
+    assert not ipctk.has_intersections(cmesh, x), f"intersection at t={sim.state.time:.4f}"
+    if sim.ground is not None:
+        on_plane = mesh.plane_body_mask[mesh.vertex_body]
+        heights = (x[on_plane] - sim.ground.origin) @ sim.ground.normal
+        assert heights.min(initial=np.inf) > 0.0, f"vertex below the ground at t={sim.state.time:.4f}"
+    for body, xd in zip(sim.deformables, sim.state.deformable_x):
+        assert min_jacobian(xd, body.tets, body.Dm_inv) > 0.0, f"inverted tet in {body.name}"

@@ -1,0 +1,70 @@
+"""A rigid (affine) box on the ground: resting reaction m g, and sliding iff tan(theta) > mu."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ipcgrasp.engine.bodies import Ground
+from ipcgrasp.engine.simulation import Simulation, SolverSettings
+
+from .scenes import affine_box, assert_intersection_free, pose
+
+G = 9.81
+
+
+def box_on_ground(mass=0.1, gap=1e-3, mu=0.5, gravity=(0, 0, -G), dt=0.01, eps_v=1e-4):
+    box = affine_box("box", (0.03, 0.03, 0.03), mass)
+    settings = SolverSettings(dt=dt, gravity=gravity, dhat=1e-4, eps_v=eps_v, newton_tolerance=1e-5)
+    return Simulation([box], poses={"box": pose((0, 0, 0.015 + gap))}, ground=Ground(mu=mu), settings=settings)
+
+
+def test_dropped_box_rests_above_ground_with_reaction_mg():
+    sim = box_on_ground(mass=0.1)
+    for _ in range(60):
+        stats = sim.step()
+        assert_intersection_free(sim)
+    lowest = sim.vertices("box")[:, 2].min()
+    assert 0.0 < lowest < sim.dhat
+    assert np.linalg.norm(sim.state.affine_qdot[0][:3]) < 1e-3
+    reaction = stats.contact_force[0, 1]  # on the box from the ground
+    assert reaction[2] == pytest.approx(0.1 * G, rel=0.01)
+    assert abs(reaction[0]) < 1e-6 and abs(reaction[1]) < 1e-6
+
+
+def slide_distance(mu, theta, duration=0.3):
+    g = (G * math.sin(theta), 0.0, -G * math.cos(theta))
+    sim = box_on_ground(mass=0.1, gap=2e-5, mu=mu)
+    sim.set_gravity((0, 0, -G))
+    for _ in range(5):  # settle onto the ground first
+        sim.step()
+    start = sim.affine_pose("box")[:3, 3].copy()
+    sim.set_gravity(g)
+    for _ in range(int(round(duration / sim.settings.dt))):
+        sim.step()
+        assert_intersection_free(sim)
+    return sim.affine_pose("box")[0, 3] - start[0]
+
+
+@pytest.mark.parametrize("mu", [0.2, 0.5])
+def test_tilted_gravity_slides_iff_tan_theta_exceeds_mu(mu):
+    margin = 0.1
+    stays = slide_distance(mu, math.atan(mu - margin))
+    slides = slide_distance(mu, math.atan(mu + margin), duration=0.3)
+    assert abs(stays) < 5e-5
+    theta = math.atan(mu + margin)
+    expected = 0.5 * G * (math.sin(theta) - mu * math.cos(theta)) * 0.3 ** 2
+    assert slides == pytest.approx(expected, rel=0.15)
+
+
+def test_contact_force_scale_is_carried_at_a_tenth_of_dhat():
+    """With contact_force_scale = m g, a box standing on one vertex-plane contact per corner
+    (4 corners share the weight) rests with its corners near dhat/10 or farther."""
+    box = affine_box("box", (0.03, 0.03, 0.03), 0.1)
+    settings = SolverSettings(dt=0.01, dhat=1e-4, newton_tolerance=1e-5, contact_force_scale=0.1 * G)
+    sim = Simulation([box], poses={"box": pose((0, 0, 0.015 + 2e-5))}, ground=Ground(mu=0.5), settings=settings)
+    for _ in range(30):
+        stats = sim.step()
+    lowest = sim.vertices("box")[:, 2].min()
+    assert 0.1 * sim.dhat < lowest < sim.dhat
+    assert stats.contact_force[0, 1][2] == pytest.approx(0.1 * G, rel=0.01)
