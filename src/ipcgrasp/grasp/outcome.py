@@ -1,0 +1,73 @@
+"""The record of one grasp trial and the rules that judge it (DESIGN.md section 4, step 4)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+FAILURE_MODES = ("miss", "pushed_out", "no_close", "jaws_meet", "slip", "solver")
+
+
+@dataclass
+class GraspResult:
+    """One trial. Lengths in m, angles in rad, energies in J, forces in N, times in s.
+
+    success / failure_mode (None on success, else one of FAILURE_MODES) / reason (words).
+    close_time: simulated time the close rule fired (nan if never); psi, close_forces: each
+    pad's strain energy and normal force on the object at closing; jaw_opening: front-face gap
+    when the trial started and at closing; object_translation, object_rotation: largest
+    displacement and rotation angle of the object during the squeeze; lift_height: highest the
+    object's lowest point got above the ground; min_distance: smallest contact distance over
+    all steps; newton_iterations: total; wall_time: total and per phase.
+    """
+
+    success: bool = False
+    failure_mode: str | None = None
+    reason: str = ""
+    seed: int | None = None
+    close_time: float = float("nan")
+    psi: tuple = (float("nan"), float("nan"))
+    close_forces: tuple = (float("nan"), float("nan"))
+    start_opening: float = float("nan")
+    close_opening: float = float("nan")
+    object_translation: float = 0.0
+    object_rotation: float = 0.0
+    lift_height: float = 0.0
+    min_distance: float = float("inf")
+    newton_iterations: int = 0
+    steps: int = 0
+    wall_time: float = 0.0
+    phase_wall_time: dict = field(default_factory=dict)
+    grasp_pose: np.ndarray | None = field(default=None, repr=False)
+    frames: list = field(default_factory=list, repr=False)
+
+    def summary(self) -> dict:
+        """Scalar fields only (for tables and JSON)."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("frames", "grasp_pose", "phase_wall_time")}
+        out["psi"] = list(map(float, self.psi))
+        out["close_forces"] = list(map(float, self.close_forces))
+        out.update({f"wall_time_{k}": v for k, v in self.phase_wall_time.items()})
+        return out
+
+
+@dataclass(frozen=True)
+class HoldCheck:
+    """Distances (m) after the hold: object above ground, each pad to the object, pad to pad."""
+
+    object_height: float
+    pad_object: tuple
+    pad_pad: float
+
+
+def judge_hold(check: HoldCheck, contact_tol: float, dhat: float) -> tuple[bool, str]:
+    """Success iff the object is clear of the ground, both pads are within contact_tol of it,
+    and the pads do not touch each other (distance above dhat). Returns (success, reason)."""
+    if not check.object_height > contact_tol:
+        return False, f"object not lifted (lowest point {check.object_height * 1e3:.2f} mm above ground)"
+    far = [i for i, d in enumerate(check.pad_object) if not d <= contact_tol]
+    if far:
+        return False, f"pad {far[0]} lost the object (farther than {contact_tol * 1e3:.2f} mm)"
+    if check.pad_pad <= dhat:
+        return False, "pads touch each other"
+    return True, "held after lift"

@@ -1,0 +1,76 @@
+"""Parameters of one grasp trial: pad material, friction, closing rule, timing, noise."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+CLOSE_RULES = ("psi", "force")
+JAWS = ("rounded", "rectangular")
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """Every field has a default (DATA.md sections 3-4); SI units throughout.
+
+    Pads: E (Pa), nu, density (kg/m^3), jaw ("rounded" | "rectangular"), pad_resolution (m,
+    target tet edge). Friction: mu (pad-object), mu_ground (object-ground).
+    Close rule: "psi" fires when each pad's strain energy >= psi_th (J) and
+    |Psi_1 - Psi_2| <= psi_tol * max(Psi_1, Psi_2); "force" when each pad's normal force on the
+    object >= close_force (N). psi_th defaults to the value calibrated at E = 1e8 Pa for 20 N
+    (the calibration stage recomputes it).
+    Motion: closing_speed (m/s per jaw; None: max(10 mm/s, opening / 2 / close_duration)),
+    lift_speed (m/s), lift_height (m, of the object's lowest point), hold_time (s).
+    Noise: noise_translation (m) and noise_rotation (rad) standard deviations, gripper frame.
+    Outcome: contact_tol (m) for "pad touches object"; pushed_out_translation (m) and
+    pushed_out_rotation (rad) for the object moving out of the grasp during the squeeze.
+    Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s).
+    """
+
+    E: float = 1e8
+    nu: float = 0.45
+    density: float = 2300.0
+    jaw: str = "rounded"
+    pad_resolution: float = 3e-3
+    mu: float = 0.4
+    mu_ground: float = 0.1
+    close_rule: str = "force"
+    psi_th: float = 2.0e-6
+    psi_tol: float = 0.5
+    close_force: float = 20.0
+    closing_speed: float | None = None
+    close_duration: float = 2.0
+    lift_speed: float = 0.025
+    lift_height: float = 0.02
+    hold_time: float = 0.2
+    noise_translation: float = 1e-3
+    noise_rotation: float = 3e-3
+    contact_tol: float = 5e-4
+    pushed_out_translation: float = 0.01
+    pushed_out_rotation: float = 0.5
+    dt: float = 0.02
+    dhat: float | None = None
+    eps_v: float = 1e-3
+    newton_tolerance: float = 1e-5
+
+    def __post_init__(self):
+        if self.close_rule not in CLOSE_RULES:
+            raise ValueError(f"SimParams.close_rule must be one of {CLOSE_RULES}, got {self.close_rule!r}")
+        if self.jaw not in JAWS:
+            raise ValueError(f"SimParams.jaw must be one of {JAWS}, got {self.jaw!r}")
+        positive = ("E", "density", "pad_resolution", "close_force", "psi_th", "close_duration", "lift_speed",
+                    "lift_height", "contact_tol", "dt", "eps_v", "newton_tolerance")
+        for name in positive:
+            if not getattr(self, name) > 0:
+                raise ValueError(f"SimParams.{name} must be positive, got {getattr(self, name)!r}")
+        for name in ("mu", "mu_ground", "noise_translation", "noise_rotation", "hold_time", "psi_tol"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"SimParams.{name} must be >= 0, got {getattr(self, name)!r}")
+        if not 0 <= self.nu < 0.5:
+            raise ValueError(f"SimParams.nu must lie in [0, 0.5), got {self.nu!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
