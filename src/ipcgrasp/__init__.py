@@ -1,10 +1,19 @@
-"""ipcgrasp: grasp simulation for parallel-jaw grippers with compliant pads, by IPC."""
+"""ipcgrasp: grasp simulation for parallel-jaw grippers with compliant pads, by IPC.
+
+Public API::
+
+    from ipcgrasp import GraspObject, SimParams, simulate_grasp, robustness
+"""
 
 from importlib.metadata import PackageNotFoundError, version
+
+from ipcgrasp.grasp.object import GraspObject
+from ipcgrasp.grasp.params import SimParams
+from ipcgrasp.grasp.simulate import robustness, simulate_grasp
 
 try:
     __version__ = version("ipcgrasp")
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0+unknown"
 
-__all__ = ["__version__"]
+__all__ = ["GraspObject", "SimParams", "__version__", "robustness", "simulate_grasp"]

@@ -280,6 +280,7 @@ class Simulation:
             vals.append(body.mass_matrix.ravel())
         self._M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                                 shape=(self.n_dof, self.n_dof))
+        self._M_coo = self._M.tocoo()
         self._average_mass = float(self._M.diagonal().mean())
         # Elastic Hessian scatter pattern: per tet 12x12 -> z indices (entries on prescribed dofs dropped).
         self._tet_scatter, self._coupling_scatter = [], []
@@ -391,31 +392,35 @@ class Simulation:
         return g
 
     def _gradient_hessian(self, z, z_tilde, friction, x_t, x, coll):
+        """Gradient (n_dof,) and PSD-projected Hessian (CSC) of the incremental potential at z;
+        x, coll: the contact positions and active contacts at z."""
         h2 = self.settings.dt ** 2
         g = self._gradient_without_contact(z, z_tilde)
-        parts = [self._M]
+        rows, cols, vals = [self._M_coo.row], [self._M_coo.col], [self._M_coo.data]
         for body, x_def, (keep, r, c) in zip(self.deformables, self._deformable_positions(z), self._tet_scatter):
             H = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=True)
-            parts.append(sp.csr_matrix((h2 * H.ravel()[keep], (r, c)), shape=(self.n_dof, self.n_dof)))
+            rows.append(r), cols.append(c), vals.append(h2 * H.ravel()[keep])
         for body, off in zip(self.affines, self._affine_offset):
             H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
             idx = off + np.arange(12)
-            parts.append(sp.csr_matrix((h2 * H.ravel(), (np.repeat(idx, 12), np.tile(idx, 12))),
-                                       shape=(self.n_dof, self.n_dof)))
+            rows.append(np.repeat(idx, 12)), cols.append(np.tile(idx, 12)), vals.append(h2 * H.ravel())
         kappa = self.barrier_stiffness
         gx = kappa * contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
         r, c, v = contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True)
-        rows, cols, vals = [r], [c], [kappa * v]
+        xr, xc, xv = [r], [c], [kappa * v]
         if friction is not None:
             u, eps = x - x_t, self.settings.eps_v * self.settings.dt
             gx = gx + contact.friction_potential_gradient(friction, self.mesh, u, eps).ravel()
             r, c, v = contact.friction_potential_hessian(friction, self.mesh, u, eps)
-            rows.append(r), cols.append(c), vals.append(v)
+            xr.append(r), xc.append(c), xv.append(v)
         n3 = 3 * self.n_collision_vertices
-        Hx = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(n3, n3))
+        Hx = sp.csr_matrix((np.concatenate(xv), (np.concatenate(xr), np.concatenate(xc))), shape=(n3, n3))
         g += self._PT @ gx
-        parts.append(self._PT @ Hx @ self._P)
-        return g, sum(parts[1:], parts[0]).tocsc()
+        Hz = (self._PT @ Hx @ self._P).tocoo()
+        rows.append(Hz.row), cols.append(Hz.col), vals.append(Hz.data)
+        H = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                          shape=(self.n_dof, self.n_dof))
+        return g, H
 
     # ------------------------------------------------------------------------------- stepping
     def _drive(self, drivers, z_tilde, friction, x_t, coll):

@@ -111,6 +111,9 @@ class GraspTrial:
         self.result.start_opening = start.opening
         self.jaws = _Jaws(self.gripper.tooltip_poses(self.grasp_pose, start.opening))
         self.sim = build_scene(self.obj, self.object_pose, self.jaws.poses(), self.gripper, self.params)
+        if self.record_frames:
+            self.result.faces = {b.name: b.faces for b in self.sim.bodies}
+            self.result.frames.append(self.frame())
         for _ in range(int(round(SETTLE_TIME / self.params.dt))):
             self._step(self.jaws.drivers())
         return False

@@ -20,6 +20,8 @@ class GraspResult:
     displacement and rotation angle of the object during the squeeze; lift_height: highest the
     object's lowest point got above the ground; min_distance: smallest contact distance over
     all steps; newton_iterations: total; wall_time: total and per phase.
+    With record_frames: frames (per step {"time": s, body name: (n,3) world vertices}) and faces
+    (body name -> (F,3) surface triangles indexing those vertices), for rendering.
     """
 
     success: bool = False
@@ -41,10 +43,11 @@ class GraspResult:
     phase_wall_time: dict = field(default_factory=dict)
     grasp_pose: np.ndarray | None = field(default=None, repr=False)
     frames: list = field(default_factory=list, repr=False)
+    faces: dict = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict:
         """Scalar fields only (for tables and JSON)."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("frames", "grasp_pose", "phase_wall_time")}
+        out = {k: v for k, v in asdict(self).items() if k not in ("frames", "faces", "grasp_pose", "phase_wall_time")}
         out["psi"] = list(map(float, self.psi))
         out["close_forces"] = list(map(float, self.close_forces))
         out.update({f"wall_time_{k}": v for k, v in self.phase_wall_time.items()})
