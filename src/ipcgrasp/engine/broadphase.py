@@ -81,8 +81,26 @@ def _cell_key(point, origin, cell_size, dims):
 
 
 @njit
-def _grid_entries(lo, hi, origin, cell_size, dims):
-    """(cell key, box index) for every grid cell each box touches, sorted by key."""
+def _table_size(n):
+    """Smallest odd prime >= n: the bucket count of the cell hash table."""
+    m = max(n, 3) | 1
+    while True:
+        d = 3
+        while d * d <= m and m % d != 0:
+            d += 2
+        if d * d > m:
+            return m
+        m += 2
+
+
+@njit
+def _grid_entries(lo, hi, elems, body, n_bodies, origin, cell_size, dims, n_buckets):
+    """One entry per (grid cell, box) the box touches, grouped by hash bucket (cell key mod
+    n_buckets) and, within a bucket, by body, with a counting sort.
+
+    Returns per entry: bucket, cell key, box index, body, and the end (exclusive) of its run
+    of entries with the same bucket and body.
+    """
     n = lo.shape[0]
     first = np.empty((n, 3), dtype=np.int64)
     last = np.empty((n, 3), dtype=np.int64)
@@ -94,65 +112,88 @@ def _grid_entries(lo, hi, origin, cell_size, dims):
             last[i, a] = _cell(hi[i, a], origin[a], cell_size, dims[a])
             cells *= last[i, a] - first[i, a] + 1
         total += cells
-    keys = np.empty(total, dtype=np.int64)
-    ids = np.empty(total, dtype=np.int64)
+    group = np.empty(total, dtype=np.int64)
+    cell = np.empty(total, dtype=np.int64)
+    box = np.empty(total, dtype=np.int64)
     k = 0
     for i in range(n):
+        b = body[elems[i, 0]]
         for cz in range(first[i, 2], last[i, 2] + 1):
             for cy in range(first[i, 1], last[i, 1] + 1):
                 for cx in range(first[i, 0], last[i, 0] + 1):
-                    keys[k] = cx + dims[0] * (cy + dims[1] * cz)
-                    ids[k] = i
+                    cell[k] = cx + dims[0] * (cy + dims[1] * cz)
+                    group[k] = (cell[k] % n_buckets) * n_bodies + b
+                    box[k] = i
                     k += 1
-    order = np.argsort(keys)
-    return keys[order], ids[order]
+    start = np.zeros(n_buckets * n_bodies + 1, dtype=np.int64)
+    for k in range(total):
+        start[group[k] + 1] += 1
+    for g in range(n_buckets * n_bodies):
+        start[g + 1] += start[g]
+    fill = start[:-1].copy()
+    order = np.empty(total, dtype=np.int64)
+    for k in range(total):
+        order[fill[group[k]]] = k
+        fill[group[k]] += 1
+    group = group[order]
+    bucket = group // n_bodies
+    return bucket, cell[order], box[order], group - bucket * n_bodies, start[group + 1]
 
 
 @njit
-def _grid_pairs(
-    lo_a, hi_a, elems_a, keys_a, ids_a, lo_b, hi_b, elems_b, keys_b, ids_b, same_set,
-    origin, cell_size, dims, body, can_collide,
-):
+def _grid_pairs(lo_a, hi_a, elems_a, grid_a, lo_b, hi_b, elems_b, grid_b, same_set,
+                origin, cell_size, dims, can_collide):
     """Pairs (i in set a, j in set b; i < j when both sets are one) whose boxes overlap, whose
-    bodies may collide and which, within one body, share no vertex. Boxes sharing several
-    cells are paired only in the cell that holds the lowest corner of their intersection, so
-    each pair appears once."""
+    bodies may collide and which, within one body, share no vertex.
+
+    grid_a, grid_b are `_grid_entries` outputs. Entries of a body that cannot meet the current
+    one are skipped a whole (bucket, body) run at a time. Boxes sharing several cells are
+    paired only in the cell that holds the lowest corner of their intersection, so each pair
+    appears once.
+    """
+    buckets_a, cells_a, ids_a, bodies_a, _ = grid_a
+    buckets_b, cells_b, ids_b, bodies_b, group_end_b = grid_b
     pairs = np.empty((max(16, lo_a.shape[0] + lo_b.shape[0]), 2), dtype=np.int64)
     count = 0
     corner = np.empty(3)
     ia = 0
     ib = 0
-    while ia < keys_a.shape[0] and ib < keys_b.shape[0]:
-        key = keys_a[ia]
-        if key < keys_b[ib]:
+    while ia < buckets_a.shape[0] and ib < buckets_b.shape[0]:
+        bucket = buckets_a[ia]
+        if bucket < buckets_b[ib]:
             ia += 1
             continue
-        if keys_b[ib] < key:
+        if buckets_b[ib] < bucket:
             ib += 1
             continue
         end_a = ia
-        while end_a < keys_a.shape[0] and keys_a[end_a] == key:
+        while end_a < buckets_a.shape[0] and buckets_a[end_a] == bucket:
             end_a += 1
         end_b = ib
-        while end_b < keys_b.shape[0] and keys_b[end_b] == key:
+        while end_b < buckets_b.shape[0] and buckets_b[end_b] == bucket:
             end_b += 1
         for p in range(ia, end_a):
-            for q in range(p + 1 if same_set else ib, end_b):
+            body_i = bodies_a[p]
+            cell = cells_a[p]
+            q = p + 1 if same_set else ib
+            while q < end_b:
+                if not can_collide[body_i, bodies_b[q]]:
+                    q = group_end_b[q]
+                    continue
+                q += 1
+                if cells_b[q - 1] != cell:  # another cell hashed to this bucket
+                    continue
                 i = ids_a[p]
-                j = ids_b[q]
+                j = ids_b[q - 1]
                 if same_set and i > j:
                     i, j = j, i
-                body_i = body[elems_a[i, 0]]
-                body_j = body[elems_b[j, 0]]
-                if not can_collide[body_i, body_j]:
-                    continue
                 if not _overlap(i, j, lo_a, hi_a, lo_b, hi_b):
                     continue
                 for a in range(3):
                     corner[a] = max(lo_a[i, a], lo_b[j, a])
-                if _cell_key(corner, origin, cell_size, dims) != key:
+                if _cell_key(corner, origin, cell_size, dims) != cell:
                     continue
-                if body_i == body_j and _share_vertex(i, j, elems_a, elems_b):
+                if body_i == bodies_b[q - 1] and _share_vertex(i, j, elems_a, elems_b):
                     continue
                 pairs, count = _append(pairs, count, i, j)
         ia = end_a
@@ -165,9 +206,9 @@ def _candidates(x0, x1, surface_vertices, edges, faces, vertex_body, half_radius
     """Vertex-face pairs [vertex, face] and edge-edge pairs [edge, edge] (indices into x,
     faces, edges) whose swept boxes, grown by half_radius, overlap.
 
-    Boxes are binned into a uniform grid whose cell size is the mean largest box extent
-    (a spatial hash, Teschner et al., "Optimized spatial hashing for collision detection of
-    deformable objects", VMV 2003, with sorted cell keys instead of a hash table).
+    Boxes are binned into a uniform grid whose cell size is the mean largest box extent,
+    hashed into about twice as many buckets as boxes (Teschner et al., "Optimized spatial
+    hashing for collision detection of deformable objects", VMV 2003).
     """
     vertex_elems = surface_vertices.reshape(-1, 1)
     lo_v, hi_v = _swept_boxes(x0, x1, vertex_elems, half_radius)
@@ -201,19 +242,20 @@ def _candidates(x0, x1, surface_vertices, edges, faces, vertex_body, half_radius
             break
         cell_size *= 2.0
 
-    keys_v, ids_v = _grid_entries(lo_v, hi_v, origin, cell_size, dims)
-    keys_f, ids_f = _grid_entries(lo_f, hi_f, origin, cell_size, dims)
-    keys_e, ids_e = _grid_entries(lo_e, hi_e, origin, cell_size, dims)
-    vf = _grid_pairs(
-        lo_v, hi_v, vertex_elems, keys_v, ids_v, lo_f, hi_f, faces, keys_f, ids_f, False,
-        origin, cell_size, dims, vertex_body, can_collide,
-    )
+    n_bodies = can_collide.shape[0]
+    n_buckets = _table_size(2 * n_boxes)
+    grid_v = _grid_entries(
+        lo_v, hi_v, vertex_elems, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
+    grid_f = _grid_entries(
+        lo_f, hi_f, faces, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
+    grid_e = _grid_entries(
+        lo_e, hi_e, edges, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
+    vf = _grid_pairs(lo_v, hi_v, vertex_elems, grid_v, lo_f, hi_f, faces, grid_f, False,
+                     origin, cell_size, dims, can_collide)
     for c in range(vf.shape[0]):
         vf[c, 0] = surface_vertices[vf[c, 0]]
-    ee = _grid_pairs(
-        lo_e, hi_e, edges, keys_e, ids_e, lo_e, hi_e, edges, keys_e, ids_e, True,
-        origin, cell_size, dims, vertex_body, can_collide,
-    )
+    ee = _grid_pairs(lo_e, hi_e, edges, grid_e, lo_e, hi_e, edges, grid_e, True,
+                     origin, cell_size, dims, can_collide)
     return vf, ee
 
 
@@ -313,7 +355,10 @@ def candidates(
         if not np.array_equal(can_collide, can_collide.T):
             raise ValueError("can_collide must be symmetric")
         can_collide = np.ascontiguousarray(can_collide)
-    surface_vertices = np.unique(np.concatenate([edges.ravel(), faces.ravel()]))
+    used = np.zeros(n, dtype=np.bool_)
+    used[edges] = True
+    used[faces] = True
+    surface_vertices = np.flatnonzero(used)
 
     vf, ee = _candidates(
         x0, x1, surface_vertices, edges, faces, vertex_body, 0.5 * float(inflation_radius),

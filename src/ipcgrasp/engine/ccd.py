@@ -13,10 +13,12 @@ common translation changes no distance) the distance d(t) is Lipschitz in t with
 
 so advancing t by  eta (d(t) - xi) / l_p  keeps d >= xi + (1 - eta)(d(t) - xi) > xi, where
 xi = ``min_distance`` and eta = ``conservative_rescaling``. The walk stops and reports the
-last safe t once the next distance falls below the gap (1 - eta)(d(0) - xi): the reported
-time of impact keeps at least that gap. ``hit`` is therefore conservative: True when the pair
-comes within xi + (1 - eta)(d(0) - xi) before tmax, and also when ``max_iterations`` is
-exhausted (then ``toi`` is the safe time reached so far).
+current t once the next step's distance falls below the gap (1 - eta)(d(0) - xi): the
+reported time of impact keeps at least that gap. ``hit`` is therefore conservative: True when
+toi <= tmax and the step after toi (which may end past tmax) comes within xi + gap, and also
+when ``max_iterations`` is exhausted (then ``toi`` is the safe time reached so far). The
+walk does not depend on tmax, so a set of pairs has a well-defined smallest time of impact
+(and the values equal ipctk's AdditiveCCD).
 
 Point-plane CCD is exact (the distance to a plane is linear in t).
 """
@@ -60,19 +62,23 @@ def _pair_distance_sq(x, kind):
 
 
 @njit
-def _additive_ccd(x_t0, x_t1, kind, min_distance, tmax, max_iterations, conservative_rescaling):
+def _additive_ccd(
+    x_t0, x_t1, kind, min_distance, tmax, max_iterations, conservative_rescaling, scratch
+):
     """ACCD for one primitive pair (Li et al. 2021, Alg. 1); returns (hit, toi).
 
     x_t0, x_t1: (4, 3) vertex positions (m) at t = 0 and t = 1, rows as documented for `kind`
-    (unused rows ignored). See the module docstring for the guarantee.
+    (unused rows ignored). scratch: (2, 4, 3) work space, so the kernel allocates nothing.
+    See the module docstring for the guarantee.
     """
     n = 2
     if kind == POINT_EDGE:
         n = 3
     elif kind == POINT_TRIANGLE or kind == EDGE_EDGE:
         n = 4
+    dx = scratch[0]
+    x = scratch[1]
 
-    dx = np.empty((4, 3))
     for k in range(3):
         mean = 0.0
         for i in range(n):
@@ -81,16 +87,38 @@ def _additive_ccd(x_t0, x_t1, kind, min_distance, tmax, max_iterations, conserva
         mean /= n
         for i in range(n):
             dx[i, k] -= mean
-
-    norms = np.zeros(4)
+    l_a = 0.0  # largest displacement on side a (p, or edge a)
+    l_b = 0.0  # ... and on side b (the edge, triangle, or edge b)
     for i in range(n):
-        norms[i] = np.sqrt(dx[i, 0] * dx[i, 0] + dx[i, 1] * dx[i, 1] + dx[i, 2] * dx[i, 2])
-    if kind == EDGE_EDGE:
-        l_p = max(norms[0], norms[1]) + max(norms[2], norms[3])
-    else:
-        l_p = norms[0] + max(norms[1], max(norms[2], norms[3]))
+        norm = np.sqrt(dx[i, 0] * dx[i, 0] + dx[i, 1] * dx[i, 1] + dx[i, 2] * dx[i, 2])
+        if i == 0 or (i == 1 and kind == EDGE_EDGE):
+            l_a = max(l_a, norm)
+        else:
+            l_b = max(l_b, norm)
+    l_p = l_a + l_b
 
     xi = min_distance
+    # A lower bound on d(0), the gap between the boxes of the two sides, settles most
+    # candidates of a short step without the exact distance: ACCD's first step is at least
+    # eta (bound - xi) / l_p long, and past tmax nothing can happen.
+    split = 2 if kind == EDGE_EDGE else 1
+    box_gap_sq = 0.0
+    for k in range(3):
+        lo_a = x_t0[0, k]
+        hi_a = x_t0[0, k]
+        for i in range(1, split):
+            lo_a = min(lo_a, x_t0[i, k])
+            hi_a = max(hi_a, x_t0[i, k])
+        lo_b = x_t0[split, k]
+        hi_b = x_t0[split, k]
+        for i in range(split + 1, n):
+            lo_b = min(lo_b, x_t0[i, k])
+            hi_b = max(hi_b, x_t0[i, k])
+        g = max(lo_a - hi_b, lo_b - hi_a, 0.0)
+        box_gap_sq += g * g
+    box_gap = np.sqrt(box_gap_sq)
+    if box_gap > xi and conservative_rescaling * (box_gap - xi) > tmax * l_p:
+        return False, tmax
     d = np.sqrt(_pair_distance_sq(x_t0, kind))
     if d <= xi:
         return True, 0.0
@@ -98,11 +126,12 @@ def _additive_ccd(x_t0, x_t1, kind, min_distance, tmax, max_iterations, conserva
         return False, tmax
     gap = (1.0 - conservative_rescaling) * (d - xi)
 
-    x = np.empty((4, 3))
     t = 0.0
     for _ in range(max_iterations):
         t_next = t + conservative_rescaling * (d - xi) / l_p
-        if t_next > tmax:
+        # From t = 0 the first step is accepted unchecked, so a first step past tmax ends the
+        # query without evaluating its distance.
+        if t == 0.0 and t_next > tmax:
             return False, tmax
         for i in range(n):
             for k in range(3):
@@ -114,6 +143,8 @@ def _additive_ccd(x_t0, x_t1, kind, min_distance, tmax, max_iterations, conserva
         if d <= xi or (t > 0.0 and d_sq - xi * xi < gap * (d + xi)):
             return True, t
         t = t_next
+        if t > tmax:
+            return False, tmax
     return True, t
 
 
@@ -151,7 +182,7 @@ def _pair_ccd(kind, names, points, min_distance, tmax, max_iterations, conservat
         x_t1[i] = _point(points[n + i], names[n + i])
     hit, toi = _additive_ccd(
         x_t0, x_t1, kind, float(min_distance), float(tmax), int(max_iterations),
-        float(conservative_rescaling),
+        float(conservative_rescaling), np.empty((2, 4, 3)),
     )
     return bool(hit), float(toi)
 
@@ -282,11 +313,13 @@ def _collision_free_stepsize(
     """Largest safe step in [0, 1] over all candidates (see `collision_free_stepsize`).
 
     Each pair is queried with tmax = the smallest time of impact found so far, so pairs that
-    cannot lower it stop after one distance evaluation.
+    cannot lower it stop after one or a few distance evaluations; the result is the minimum
+    over pairs whatever their order.
     """
     step = 1.0
     y0 = np.zeros((4, 3))
     y1 = np.zeros((4, 3))
+    scratch = np.empty((2, 4, 3))
     for c in range(vp_pairs.shape[0]):
         v = vp_pairs[c]
         hit, toi = _point_plane_ccd(x0[v], x1[v], plane_origin, plane_normal, min_distance, 1.0)
@@ -302,7 +335,8 @@ def _collision_free_stepsize(
                 y0[j + 1, k] = x0[faces[f, j], k]
                 y1[j + 1, k] = x1[faces[f, j], k]
         hit, toi = _additive_ccd(
-            y0, y1, POINT_TRIANGLE, min_distance, step, max_iterations, conservative_rescaling
+            y0, y1, POINT_TRIANGLE, min_distance, step, max_iterations, conservative_rescaling,
+            scratch,
         )
         if hit:
             step = toi
@@ -316,7 +350,8 @@ def _collision_free_stepsize(
                 y0[j + 2, k] = x0[edges[eb, j], k]
                 y1[j + 2, k] = x1[edges[eb, j], k]
         hit, toi = _additive_ccd(
-            y0, y1, EDGE_EDGE, min_distance, step, max_iterations, conservative_rescaling
+            y0, y1, EDGE_EDGE, min_distance, step, max_iterations, conservative_rescaling,
+            scratch,
         )
         if hit:
             step = toi
@@ -347,15 +382,16 @@ def collision_free_stepsize(
     min_distance=0.0, max_iterations=DEFAULT_MAX_ITERATIONS,
     conservative_rescaling=DEFAULT_CONSERVATIVE_RESCALING,
 ):
-    """Largest t in [0, 1] such that moving every vertex from x0 towards x1 (m, (n, 3)) by the
-    fraction t keeps each candidate pair farther apart than `min_distance` (m).
+    """Safe step fraction t in [0, 1]: moving every vertex from x0 towards x1 (m, (n, 3)) by
+    any fraction up to t keeps each candidate pair farther apart than `min_distance` (m). It is
+    the smallest conservative time of impact over the pairs (1.0 when no pair hits).
 
     vf_pairs (k, 2) [vertex, face index into `faces`]; ee_pairs (m, 2) [edge, edge index into
     `edges`]; vp_pairs (q,) vertices tested against the plane (plane_origin, plane_normal),
     which may be omitted when vp_pairs is empty. Mesh pairs use Additive CCD (module
     docstring); plane pairs use the exact time of impact scaled by `conservative_rescaling`,
-    which leaves the same gap (1 - eta)(d(0) - min_distance). Equals 1.0 when the full step is
-    safe and 0.0 when some pair starts within `min_distance`.
+    which leaves the same gap (1 - eta)(d(0) - min_distance). Equals 0.0 when some pair
+    starts within `min_distance`.
     """
     _check_interval(min_distance, 1.0)
     _check_accd(max_iterations, conservative_rescaling)
