@@ -33,6 +33,9 @@ def test_uniaxial_compression_matches_neo_hookean_response():
     assert reaction == pytest.approx(E * (1 - stretch) * L * L, rel=0.03)  # small-strain Young's modulus
 
 
+PAD_E = 1e7  # stiff enough that loading the box barely changes the pads' normal force
+
+
 def grip_box(mu, ratio):
     """Squeeze a box between two pads without gravity, then turn on gravity g' such that
     2 mu F / (m g') = ratio. Returns the box's vertical displacement after 0.3 s (m) and its
@@ -40,13 +43,15 @@ def grip_box(mu, ratio):
     m, half, t = 1.0, 0.01, 0.004
     box = affine_box("box", (2 * half, 2 * half, 2 * half), m)
     gap = 5e-4
-    left = deformable_block("left", (t, 0.016, 0.016), (2, 3, 3), E=1e6, density=1000.0, prescribed_side="-x")
-    right = deformable_block("right", (t, 0.016, 0.016), (2, 3, 3), E=1e6, density=1000.0, prescribed_side="+x")
+    left = deformable_block("left", (t, 0.016, 0.016), (2, 3, 3), E=PAD_E, density=1000.0, prescribed_side="-x")
+    right = deformable_block("right", (t, 0.016, 0.016), (2, 3, 3), E=PAD_E, density=1000.0, prescribed_side="+x")
     xl, xr = -(half + gap + t / 2), half + gap + t / 2
-    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=2e-5, eps_v=1e-4, newton_tolerance=1e-5)
+    # About 80 N of squeeze over some tens of contacts: contact_force_scale keeps their gaps resolvable.
+    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=2e-5, eps_v=1e-4, newton_tolerance=1e-5,
+                              contact_force_scale=5.0)
     sim = Simulation([box, left, right], poses={"left": pose((xl, 0, 0)), "right": pose((xr, 0, 0))},
                      friction={("box", "left"): mu, ("box", "right"): mu}, settings=settings)
-    squeeze = gap + 2e-4
+    squeeze = gap + 5e-5
     for k in range(30):
         d = squeeze * min(1.0, (k + 1) / 15)
         stats = sim.step({"left": pose((xl + d, 0, 0)), "right": pose((xr - d, 0, 0))})
@@ -69,9 +74,9 @@ def test_box_between_pads_holds_iff_2_mu_F_exceeds_mg(mu):
     eps_v = 1e-4
     sag, speed, F = grip_box(mu, ratio=1.2)
     # Held: the box sags by the pads' elastic shear under half its weight each (shear stiffness
-    # G A / t of a 16 x 16 x 4 mm pad with E = 1 MPa, nu = 0.45), then stops; smoothed static
-    # friction lets it creep at most at eps_v.
-    shear_stiffness = 1e6 / (2 * 1.45) * 0.016 ** 2 / 0.004
+    # G A / t of a 16 x 16 x 4 mm pad, nu = 0.45), then stops; smoothed static friction lets it
+    # creep at most at eps_v.
+    shear_stiffness = PAD_E / (2 * 1.45) * 0.016 ** 2 / 0.004
     weight = 2 * mu * F / 1.2
     assert -3 * (weight / 2) / shear_stiffness < sag < 0 and abs(speed) < eps_v
     drop, speed, _ = grip_box(mu, ratio=0.8)

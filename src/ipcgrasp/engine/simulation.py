@@ -479,9 +479,12 @@ class Simulation:
     def _move(self, targets_def, targets_kin, targets_affine=()):
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies
         ((offset, q) targets) straight toward their targets by the largest fraction that CCD and
-        tet inversion allow; returns that fraction."""
+        tet inversion allow, halved while the smallest contact distance would fall below half of
+        min(its value before, dhat) (CCD alone would let a driven surface stop a hair's breadth
+        from contact, where the barrier is all but singular); returns that fraction."""
         state = self.state
         x0 = self.collision_positions()
+        floor = 0.5 * min(self._min_distance(x0), self.dhat)
         old_def = {i: state.deformable_x[i].copy() for i in targets_def}
         old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
         old_aff = [q.copy() for q in state.affine_q]
@@ -503,7 +506,13 @@ class Simulation:
             alpha = min(alpha, max_noninverting_step(old_def[i], target - old_def[i], body.tets, body.Dm_inv))
         if alpha < 1.0:
             place(alpha)
-        return alpha
+        for _ in range(10):
+            if self._min_distance(self.collision_positions()) >= floor:
+                return alpha
+            alpha *= 0.5
+            place(alpha)
+        place(0.0)
+        return 0.0
 
     def _ccd_fraction(self, x0, x1, candidate_pairs=None):
         """Largest fraction of the straight motion x0 -> x1 that CCD proves collision-free."""

@@ -16,8 +16,8 @@ class SimParams:
     target tet edge). Friction: mu (pad-object), mu_ground (object-ground).
     Close rule: "psi" fires when each pad's strain energy >= psi_th (J) and
     |Psi_1 - Psi_2| <= psi_tol * max(Psi_1, Psi_2); "force" when each pad's normal force on the
-    object >= close_force (N). psi_th defaults to the value calibrated at E = 1e8 Pa for 20 N
-    (the calibration stage recomputes it).
+    object >= close_force (N). psi_th defaults to 9.3e-6 J, what `study.calibration` measures for
+    the rounded pad at E = 1e8 Pa and 20 N (the study's calibration stage recomputes it).
     Motion: closing_speed (m/s per jaw; None: max(10 mm/s, opening / 2 / close_duration)),
     lift_speed (m/s), lift_height (m, of the object's lowest point), hold_time (s).
     Noise: noise_translation (m) and noise_rotation (rad) standard deviations, gripper frame.
@@ -34,7 +34,7 @@ class SimParams:
     mu: float = 0.4
     mu_ground: float = 0.1
     close_rule: str = "force"
-    psi_th: float = 2.0e-6
+    psi_th: float = 9.3e-6
     psi_tol: float = 0.5
     close_force: float = 20.0
     closing_speed: float | None = None
