@@ -58,7 +58,8 @@ import trimesh
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.geometry.pads import pad_outline
 from ipcgrasp.grasp.gripper import Gripper
-from ipcgrasp.grasp.perturbation import perturb_grasp
+from ipcgrasp.grasp.controller import MAX_EXTRA_OPENING
+from ipcgrasp.grasp.simulate import perturbed_grasp
 from ipcgrasp.grasp.scene import place_scene
 
 __all__ = [
@@ -79,20 +80,14 @@ __all__ = [
 SILICONE_DEPTH = 5.296e-3
 """REACH's silicone depth (m, `area_contact_generator.yaml`): how far past its first contact the
 pad is taken to reach into the object (the true layer is 3 mm)."""
-EXTRA_OPENING = 0.01
-"""How far beyond the gripper's widest opening the jaws may open to clear the object (m), as the
-simulator's controller allows (`grasp.controller.MAX_EXTRA_OPENING`)."""
+EXTRA_OPENING = MAX_EXTRA_OPENING
+"""How far beyond the gripper's widest opening the jaws may open to clear the object (m): the
+simulator's controller's allowance."""
 GRID_SPACING = 0.5e-3
 """Side of the footprint's ray cells (m): about 1200 rays per rounded pad."""
 BARYCENTRIC_SLACK = 1e-10
 """Rays this close (in barycentric coordinates) outside a triangle still hit it, so a ray through
 a shared edge cannot slip between its two triangles."""
-
-
-def perturbed_grasp(grasp_pose, params, seed) -> np.ndarray:
-    """The trial's grasp pose: `perturb_grasp(grasp_pose, numpy.random.default_rng(seed),
-    params.noise_translation, params.noise_rotation)` (4x4, m), as the simulator draws it."""
-    return perturb_grasp(grasp_pose, np.random.default_rng(seed), params.noise_translation, params.noise_rotation)
 
 
 @dataclass(frozen=True, eq=False)

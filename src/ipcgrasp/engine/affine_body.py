@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ipcgrasp.engine._numba import njit
+from ipcgrasp.engine.barrier import _project_to_psd
 
 __all__ = [
     "MassProperties",
@@ -237,20 +238,6 @@ def _orthogonality_potential_gradient(q, stiffness, volume, out):
 
 
 @njit
-def _project_psd(H):
-    """Symmetric H with its negative eigenvalues set to zero."""
-    w, Q = np.linalg.eigh(H)
-    n = H.shape[0]
-    out = np.zeros((n, n))
-    for k in range(n):
-        if w[k] > 0.0:
-            for r in range(n):
-                for c in range(n):
-                    out[r, c] += w[k] * Q[r, k] * Q[c, k]
-    return out
-
-
-@njit
 def _orthogonality_potential_hessian(q, stiffness, volume, project, out):
     """out (12,12): only the A block is non-zero,
     d2V/dA_ij dA_kl = 4 kappa volume (delta_ik (A^T A)_lj + A_il A_kj + delta_jl (A A^T - I)_ik)."""
@@ -268,7 +255,7 @@ def _orthogonality_potential_hessian(q, stiffness, volume, project, out):
                         h += G[i, k]
                     H[3 * i + j, 3 * k + l] = scale * h
     if project:
-        H = _project_psd(H)
+        H = _project_to_psd(H)
     out[:, :] = 0.0
     for r in range(9):
         for c in range(9):
