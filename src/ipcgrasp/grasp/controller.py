@@ -125,17 +125,17 @@ class GraspTrial:
         max_closing = 0.5 * self.result.start_opening
         history = []  # (closed, close level) once both pads touch: the force-controlled approach
         while True:
-            saved = sim.state.copy()
+            saved, counters = sim.state.copy(), self._counters()
             increment = self._closing_increment(touched, history)
             for _ in range(MAX_REFINEMENTS + 1):
                 closed = min(self.jaws.closed + increment, max_closing)
                 stats = self._step(self.jaws.drivers(closed=closed))
                 forces, psi = self._pad_forces(stats), self._pad_energies(stats)
                 level = self._close_level(forces, psi)
-                if level <= OVERSHOOT or not all(touched):
+                if level <= OVERSHOOT or not all(t or f > 0.0 for t, f in zip(touched, forces)):
                     break
-                sim.restore(saved)
-                self.result.steps -= 1
+                sim.restore(saved)  # overshot the close rule: retry with half the increment
+                self._restore_counters(counters)
                 increment *= 0.5
             self.jaws.closed = closed - (1.0 - stats.driver_fraction) * (closed - self.jaws.closed)
             touched = [t or f > 0.0 for t, f in zip(touched, forces)]
@@ -211,6 +211,15 @@ class GraspTrial:
         if self.progress:
             self.progress(self.sim.state.time)
         return stats
+
+    def _counters(self):
+        r = self.result
+        return r.steps, r.newton_iterations, r.min_distance, len(r.frames)
+
+    def _restore_counters(self, counters):
+        r = self.result
+        r.steps, r.newton_iterations, r.min_distance, n_frames = counters
+        del r.frames[n_frames:]
 
     def frame(self) -> dict:
         """Current world vertex positions of every body (for rendering), and the time."""

@@ -46,10 +46,13 @@ class GraspResult:
     faces: dict = field(default_factory=dict, repr=False)
 
     def summary(self) -> dict:
-        """Scalar fields only (for tables and JSON)."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("frames", "faces", "grasp_pose", "phase_wall_time")}
-        out["psi"] = list(map(float, self.psi))
-        out["close_forces"] = list(map(float, self.close_forces))
+        """Scalar fields only (for tables and JSON): per-pad values as psi_0, psi_1,
+        close_force_0, close_force_1; phase wall times as wall_time_<phase>."""
+        skip = ("frames", "faces", "grasp_pose", "phase_wall_time", "psi", "close_forces")
+        out = {k: v for k, v in asdict(self).items() if k not in skip}
+        for i in range(2):
+            out[f"psi_{i}"] = float(self.psi[i])
+            out[f"close_force_{i}"] = float(self.close_forces[i])
         out.update({f"wall_time_{k}": v for k, v in self.phase_wall_time.items()})
         return out
 

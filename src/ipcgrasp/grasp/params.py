@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 
 CLOSE_RULES = ("psi", "force")
@@ -59,12 +60,14 @@ class SimParams:
             raise ValueError(f"SimParams.jaw must be one of {JAWS}, got {self.jaw!r}")
         positive = ("E", "density", "pad_resolution", "close_force", "psi_th", "close_duration", "lift_speed",
                     "lift_height", "contact_tol", "dt", "eps_v", "newton_tolerance")
-        for name in positive:
-            if not getattr(self, name) > 0:
-                raise ValueError(f"SimParams.{name} must be positive, got {getattr(self, name)!r}")
-        for name in ("mu", "mu_ground", "noise_translation", "noise_rotation", "hold_time", "psi_tol"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"SimParams.{name} must be >= 0, got {getattr(self, name)!r}")
+        optional_positive = ("closing_speed", "dhat")
+        for name in positive + tuple(n for n in optional_positive if getattr(self, n) is not None):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) > 0):
+                raise ValueError(f"SimParams.{name} must be positive and finite, got {getattr(self, name)!r}")
+        for name in ("mu", "mu_ground", "noise_translation", "noise_rotation", "hold_time", "psi_tol",
+                     "pushed_out_translation", "pushed_out_rotation"):
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
+                raise ValueError(f"SimParams.{name} must be >= 0 and finite, got {getattr(self, name)!r}")
         if not 0 <= self.nu < 0.5:
             raise ValueError(f"SimParams.nu must lie in [0, 0.5), got {self.nu!r}")
 
