@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -38,6 +39,175 @@ def _cmd_objects(args) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def _grasp_setup(args):
+    """(object, physical grasps, trial parameters) from the arguments; an unknown object or a grasp
+    index out of range raises FileNotFoundError / ValueError (exit code 2)."""
+    from ipcgrasp import GraspObject, SimParams
+    from ipcgrasp.data.location import resolve_data_dir
+    from ipcgrasp.data.reach import load_object, load_physical_grasps
+
+    data_dir = resolve_data_dir(args.data)
+    mesh, mass = load_object(data_dir, args.object)
+    physical = load_physical_grasps(data_dir, args.object)
+    if not 0 <= args.grasp < physical.n_grasps:
+        raise ValueError(f"grasp index {args.grasp} out of range: {args.object} has {physical.n_grasps} "
+                         f"physical grasps, valid indices 0..{physical.n_grasps - 1}")
+    noise = {"noise_translation": 0.0, "noise_rotation": 0.0} if args.no_noise else {}
+    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=args.jaw, **noise)
+    return GraspObject.from_file(mesh, mass, name=args.object), physical, params
+
+
+def _trial_progress():
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.fields[status]}"), TimeElapsedColumn())
+
+
+def _outcome(result) -> str:
+    return "success" if result.success else str(result.failure_mode)
+
+
+def _run_trials(obj, physical, grasp: int, params, n_trials: int, seed: int, workers: int,
+                record_first: bool) -> list:
+    """The trials `robustness` runs (same per-trial seeds) under progress bars. Sequential: one
+    bar per trial showing its simulated time; parallel: one bar over the trials. With
+    `record_first` the first trial keeps its frames (after a parallel run it is run again,
+    recording, with the same seed)."""
+    from ipcgrasp import robustness, simulate_grasp
+    from ipcgrasp.grasp.simulate import trial_seeds
+
+    object_pose, grasp_pose = physical.object_poses[grasp], physical.grasp_poses[grasp]
+    seeds = trial_seeds(seed, n_trials)
+
+    def run_one(bar, k, record):
+        task = bar.add_task(f"trial {k + 1}/{n_trials}", total=None, status="")
+        result = simulate_grasp(obj, object_pose, grasp_pose, params, seed=seeds[k], record_frames=record,
+                                progress=lambda t: bar.update(task, status=f"{t:.2f} s simulated"))
+        bar.update(task, total=1, completed=1, status=_outcome(result))
+        return result
+
+    with _trial_progress() as bar:
+        if workers <= 1:
+            return [run_one(bar, k, record_first and k == 0) for k in range(n_trials)]
+        task = bar.add_task(f"{n_trials} trials, {workers} processes", total=n_trials, status="")
+        rob = robustness(obj, object_pose, grasp_pose, params, n_trials=n_trials, seed=seed, workers=workers,
+                         on_trial=lambda result: bar.update(task, advance=1, status=_outcome(result)))
+        trials = list(rob.trials)
+        if record_first:
+            trials[0] = run_one(bar, 0, True)
+        return trials
+
+
+def _json_ready(value):
+    """Standard JSON values: numpy scalars to Python numbers, non-finite floats to null."""
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _report(args, trials, physical, params) -> float:
+    """Print the table of trials and R next to the physical robustness; return R."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"{args.object}, grasp {args.grasp}: {len(trials)} trial(s), E = {params.E:g} Pa, "
+                        f"mu = {params.mu:g}, close rule {params.close_rule}")
+    for column in ("trial", "success", "failure mode", "reason", "closing forces [N]", "close time [s]",
+                   "wall time [s]"):
+        table.add_column(escape(column), justify="left" if column in ("failure mode", "reason") else "right")
+    for k, r in enumerate(trials):
+        forces = " / ".join(f"{f:.1f}" for f in r.close_forces) if all(map(math.isfinite, r.close_forces)) else "-"
+        close_time = f"{r.close_time:.2f}" if math.isfinite(r.close_time) else "-"
+        table.add_row(str(k + 1), "yes" if r.success else "no", r.failure_mode or "-", escape(r.reason), forces,
+                      close_time, f"{r.wall_time:.1f}")
+    simulated = sum(r.success for r in trials) / len(trials)
+    console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or file gets the whole table
+    console.print(table)
+    console.print(f"R = {simulated:.2f} (physical robustness {physical.robustness[args.grasp]:.2f})", highlight=False)
+    return simulated
+
+
+def _render(args, result, out) -> None:
+    from ipcgrasp.viz.render import render_stills, render_trial
+
+    caption = f"{args.object} grasp {args.grasp}"
+    if Path(out).suffix.lower() == ".png":
+        render_stills(result, out, caption=caption)
+        print(f"wrote {out} (first frame and final frame)")
+    else:
+        paths = render_trial(result, out, fps=args.fps, every=args.every, caption=caption)
+        print(f"wrote {paths['gif']} ({paths['frames']} frames), {paths['first']}, {paths['final']}")
+
+
+def _cmd_simulate(args) -> int:
+    from ipcgrasp.io import write_json_atomic
+
+    obj, physical, params = _grasp_setup(args)
+    trials = _run_trials(obj, physical, args.grasp, params, args.trials, args.seed, args.workers,
+                         record_first=args.render is not None)
+    simulated = _report(args, trials, physical, params)
+    if args.json:
+        write_json_atomic(args.json, _json_ready({
+            "object": args.object, "grasp": args.grasp, "seed": args.seed, "params": params.to_dict(),
+            "robustness": simulated, "physical_robustness": float(physical.robustness[args.grasp]),
+            "trials": [r.summary() for r in trials]}))
+        print(f"wrote {args.json}")
+    if args.render:
+        _render(args, trials[0], args.render)
+    return 0
+
+
+def _cmd_render(args) -> int:
+    obj, physical, params = _grasp_setup(args)
+    trial = _run_trials(obj, physical, args.grasp, params, 1, args.seed, 1, record_first=True)[0]
+    _report(args, [trial], physical, params)
+    _render(args, trial, args.out)
+    return 0
+
+
+def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
+    from ipcgrasp.grasp.params import CLOSE_RULES, JAWS, SimParams
+
+    defaults = SimParams()
+    parser.add_argument("--data",
+                        help="REACH data directory (else $IPCGRASP_DATA, ../shared/data/reach, resources/reach)")
+    parser.add_argument("--object", required=True, help="object name, e.g. cube_3cm")
+    parser.add_argument("--grasp", type=int, required=True, help="index of the physical grasp (0-based)")
+    parser.add_argument("--E", type=float, default=defaults.E, help="pad Young's modulus in Pa (default: %(default)g)")
+    parser.add_argument("--mu", type=float, default=defaults.mu, help="pad-object friction (default: %(default)g)")
+    parser.add_argument("--close-rule", choices=CLOSE_RULES, default=defaults.close_rule,
+                        help="when the gripper stops closing (default: %(default)s)")
+    parser.add_argument("--jaw", choices=JAWS, default=defaults.jaw, help="pad outline (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="root seed of the pose noise (default: %(default)s)")
+    parser.add_argument("--no-noise", action="store_true", help="simulate the recorded grasp pose unperturbed")
+    parser.add_argument("--fps", type=_positive_float, default=10.0,
+                        help="GIF frames per second (default: %(default)g)")
+    parser.add_argument("--every", type=_positive_int, default=2,
+                        help="GIF uses every k-th simulation step (default: %(default)s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ipcgrasp.paths import RESOURCES_REACH
 
@@ -56,6 +226,24 @@ def build_parser() -> argparse.ArgumentParser:
     objects = commands.add_parser("objects", help="list the object registry")
     objects.add_argument("--registry", help="path of an objects.yaml (default: config/objects.yaml)")
     objects.set_defaults(func=_cmd_objects)
+
+    simulate = commands.add_parser("simulate", help="simulate perturbed trials of one physical grasp")
+    _add_trial_arguments(simulate)
+    simulate.add_argument("--trials", type=_positive_int, default=5, help="number of trials (default: %(default)s)")
+    simulate.add_argument("--workers", type=_positive_int, default=1,
+                          help="processes running trials in parallel (default: %(default)s)")
+    simulate.add_argument("--render", metavar="OUT.gif",
+                          help="render the first trial: animated GIF plus OUT_first.png and OUT_final.png "
+                               "(a .png path: first and final frame side by side)")
+    simulate.add_argument("--json", metavar="OUT.json", help="write the trial summaries as JSON")
+    simulate.set_defaults(func=_cmd_simulate)
+
+    render = commands.add_parser("render", help="simulate one trial of a grasp and render it")
+    _add_trial_arguments(render)
+    render.add_argument("--out", required=True, metavar="OUT.gif",
+                        help="animated GIF plus OUT_first.png and OUT_final.png; a .png path: first and "
+                             "final frame side by side")
+    render.set_defaults(func=_cmd_render)
     return parser
 
 

@@ -7,6 +7,9 @@ import os
 import tempfile
 from pathlib import Path
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
     """Write `data` to a temporary file beside `path`, then rename it into place."""
@@ -18,6 +21,7 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; give results the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

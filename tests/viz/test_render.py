@@ -1,0 +1,168 @@
+import numpy as np
+import pytest
+import trimesh
+from PIL import Image
+
+from ipcgrasp.grasp.controller import SETTLE_TIME
+from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.viz.render import (
+    BODY_COLOURS,
+    camera_azimuth,
+    lambert_shade,
+    render_frame,
+    render_stills,
+    render_trial,
+    still_paths,
+    subdivide_triangles,
+    trial_phases,
+)
+
+
+def _box(extents, centre):
+    box = trimesh.creation.box(extents=extents)
+    return box.vertices + np.asarray(centre), np.asarray(box.faces)
+
+
+def _scene(lift=0.0, squeeze=0.0):
+    """A 3 cm cube on the ground (raised by `lift`) between two 2.4 mm pads closing along y."""
+    cube, cube_faces = _box((0.03, 0.03, 0.03), (0.0, 0.0, 0.015 + lift))
+    pad0, pad_faces = _box((0.016, 0.0024, 0.022), (0.0, -0.0162 + squeeze, 0.015 + lift))
+    pad1, _ = _box((0.016, 0.0024, 0.022), (0.0, 0.0162 - squeeze, 0.015 + lift))
+    frame = {"time": 0.0, "object": cube, "pad0": pad0, "pad1": pad1}
+    faces = {"object": cube_faces, "pad0": pad_faces, "pad1": pad_faces}
+    return frame, faces
+
+
+def _colour_pixels(image, colour, tolerance=0.12):
+    """Pixels whose colour is a shade (any brightness) of `colour`."""
+    rgb = image[..., :3].astype(float) / 255.0
+    unit = np.asarray(colour) / np.linalg.norm(colour)
+    norm = np.linalg.norm(rgb, axis=2)
+    cosine = (rgb @ unit) / np.maximum(norm, 1e-9)
+    return (norm > 0.15) & (cosine > np.cos(tolerance))
+
+
+def test_render_frame_writes_a_png_showing_object_pads_and_ground(tmp_path):
+    frame, faces = _scene()
+    path = tmp_path / "frame.png"
+    image = render_frame(frame, faces, path, phase="squeeze", size=(400, 300))
+    assert image.shape == (300, 400, 3) and image.dtype == np.uint8
+    with Image.open(path) as png:
+        assert png.size == (400, 300)
+        assert np.array_equal(np.asarray(png.convert("RGB")), image)
+    not_white = np.any(image < 245, axis=2).mean()
+    assert 0.2 < not_white < 0.95
+    cube = _colour_pixels(image, BODY_COLOURS["object"])
+    assert cube.mean() > 0.05
+    assert not (cube[[0, -1]].any() or cube[:, [0, -1]].any())  # zoomed in, yet nothing cut off
+    assert _colour_pixels(image, BODY_COLOURS["pad"]).mean() > 0.002
+    grey = (np.ptp(image.astype(int), axis=2) < 8) & (image[..., 0] > 150) & (image[..., 0] < 235)
+    assert grey.mean() > 0.05  # the ground tiles
+
+
+def test_a_tall_scene_is_zoomed_to_fit():
+    frame, faces = _scene()
+    frame["object"] = frame["object"] * [1.0, 1.0, 4.0]  # a 12 cm tall box
+    image = render_frame(frame, faces, size=(300, 300))
+    cube = _colour_pixels(image, BODY_COLOURS["object"])
+    rows = np.nonzero(cube.any(axis=1))[0]
+    assert not (cube[[0, -1]].any() or cube[:, [0, -1]].any())
+    assert rows[-1] - rows[0] > 0.6 * 300
+
+
+def test_lifting_the_object_moves_it_up_in_the_picture():
+    frame, faces = _scene()
+    lifted, _ = _scene(lift=0.02)
+    bounds = (np.array([-0.04, -0.04, -0.005]), np.array([0.04, 0.04, 0.06]))
+    rows = []
+    for f in (frame, lifted):
+        mask = _colour_pixels(render_frame(f, faces, bounds=bounds, azimuth=-30.0, size=(300, 300)),
+                              BODY_COLOURS["object"])
+        rows.append(np.nonzero(mask)[0].mean())
+    assert rows[1] < rows[0] - 20  # image rows grow downwards
+
+
+def test_subdivided_triangles_cover_the_same_area_with_short_edges():
+    rng = np.random.default_rng(0)
+    triangles = rng.normal(size=(40, 3, 3))
+    pieces, parents = subdivide_triangles(triangles, 0.4)
+
+    def area(t):
+        return 0.5 * np.linalg.norm(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]), axis=1)
+
+    assert np.allclose(np.bincount(parents, area(pieces), minlength=40), area(triangles))
+    assert np.linalg.norm(pieces[:, [1, 2, 0]] - pieces, axis=2).max() <= 0.4 + 1e-12
+    normals = np.cross(pieces[:, 1] - pieces[:, 0], pieces[:, 2] - pieces[:, 0])
+    parent_normals = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])[parents]
+    assert np.all(np.einsum("ij,ij->i", normals, parent_normals) > 0)  # same orientation
+
+
+def test_lambert_shading_is_brightest_facing_the_light():
+    facing = np.array([[[0, 0, 0], [1, 0, 0], [0, 1, 0]]], dtype=float)  # normal +z
+    grazing = np.array([[[0, 0, 0], [1, 0, 0], [0, 0, 1]]], dtype=float)  # normal -y
+    light = np.array([0.0, 0.0, 1.0])
+    bright = lambert_shade(facing, (1.0, 0.5, 0.0), light)[0]
+    dim = lambert_shade(grazing, (1.0, 0.5, 0.0), light)[0]
+    assert bright[0] == pytest.approx(1.0) and bright[1] == pytest.approx(0.5) and bright[3] == 1.0
+    assert dim[0] < bright[0] and dim[0] > 0.2  # ambient light keeps it visible
+
+
+def test_camera_looks_across_the_gap_from_the_pads_side():
+    frame, _ = _scene()
+    for shift in (0.02, -0.02):  # pads off-centre towards +x, then -x
+        moved = dict(frame, pad0=frame["pad0"] + [shift, 0, 0], pad1=frame["pad1"] + [shift, 0, 0])
+        azimuth = np.radians(camera_azimuth(moved))
+        towards_camera = np.array([np.cos(azimuth), np.sin(azimuth)])
+        assert np.sign(towards_camera[0]) == np.sign(shift)
+        assert abs(towards_camera[1]) < 0.5  # mostly perpendicular to the closing direction y
+
+
+def _trial(n_frames=3, success=True):
+    frames = []
+    for k in range(n_frames):
+        frame, faces = _scene(lift=0.01 * k, squeeze=0.0005 * k)
+        frame["time"] = SETTLE_TIME * (k + 0.5)
+        frames.append(frame)
+    return GraspResult(success=success, failure_mode=None if success else "slip",
+                       close_time=frames[1]["time"], frames=frames, faces=faces)
+
+
+def test_render_trial_writes_a_gif_of_every_frame_and_the_stills(tmp_path):
+    result = _trial()
+    out = tmp_path / "trial.gif"
+    paths = render_trial(result, out, fps=5, every=1, size=(320, 240))
+    first, final = still_paths(out)
+    assert (first.name, final.name) == ("trial_first.png", "trial_final.png")
+    assert paths == {"gif": out, "first": first, "final": final, "frames": 3}
+    with Image.open(out) as gif:
+        assert gif.n_frames == 3 and gif.size == (320, 240)
+        assert gif.info["duration"] == 200
+    with Image.open(first) as a, Image.open(final) as b:
+        assert a.size == b.size == (320, 240)
+        assert not np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_render_trial_subsamples_but_keeps_the_last_frame(tmp_path):
+    result = _trial(n_frames=6)
+    paths = render_trial(result, tmp_path / "t.gif", every=4, size=(200, 150))
+    assert paths["frames"] == 3  # frames 0, 4 and the last one, 5
+    with Image.open(paths["final"]) as final:
+        last = render_trial(_trial(n_frames=6), tmp_path / "all.gif", every=1, size=(200, 150))
+        with Image.open(last["final"]) as reference:
+            assert np.array_equal(np.asarray(final), np.asarray(reference))
+
+
+def test_phases_follow_the_controller_and_the_last_names_the_outcome():
+    assert trial_phases(_trial(4)) == ["settle", "squeeze", "lift and hold", "end (success)"]
+    assert trial_phases(_trial(3, success=False))[-1] == "end (failed: slip)"
+
+
+def test_render_stills_puts_first_and_final_side_by_side(tmp_path):
+    image = render_stills(_trial(), tmp_path / "pair.png", size=(300, 200))
+    assert image.shape == (200, 600, 3)
+    assert not np.array_equal(image[:, :300], image[:, 300:])
+
+
+def test_a_trial_without_frames_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="record_frames=True"):
+        render_trial(GraspResult(), tmp_path / "x.gif")
