@@ -130,6 +130,13 @@ def _det3(F):
 def _cofactor(F):
     """Cofactor matrix cof(F) = det(F) F^-T (defined for singular F too)."""
     C = np.empty((3, 3))
+    _cofactor_into(F, C)
+    return C
+
+
+@njit
+def _cofactor_into(F, C):
+    """cof(F) written into C (3,3)."""
     C[0, 0] = F[1, 1] * F[2, 2] - F[1, 2] * F[2, 1]
     C[0, 1] = F[1, 2] * F[2, 0] - F[1, 0] * F[2, 2]
     C[0, 2] = F[1, 0] * F[2, 1] - F[1, 1] * F[2, 0]
@@ -139,7 +146,6 @@ def _cofactor(F):
     C[2, 0] = F[0, 1] * F[1, 2] - F[0, 2] * F[1, 1]
     C[2, 1] = F[0, 2] * F[1, 0] - F[0, 0] * F[1, 2]
     C[2, 2] = F[0, 0] * F[1, 1] - F[0, 1] * F[1, 0]
-    return C
 
 
 @njit
@@ -212,29 +218,25 @@ def lumped_masses(X, tets, density):
 
 
 @njit
-def _deformation_gradient(x, tet, Dm_inv_t):
-    """F = Ds Dm^-1 for one tet."""
-    Ds = np.empty((3, 3))
-    for c in range(3):
-        for a in range(3):
-            Ds[a, c] = x[tet[c + 1], a] - x[tet[0], a]
-    F = np.zeros((3, 3))
+def _deformation_gradient_into(x, tet, Dm_inv_t, F):
+    """F = Ds Dm^-1 for one tet, written into F (3,3); Ds has the deformed edge vectors as
+    columns."""
     for a in range(3):
+        ds0 = x[tet[1], a] - x[tet[0], a]
+        ds1 = x[tet[2], a] - x[tet[0], a]
+        ds2 = x[tet[3], a] - x[tet[0], a]
         for b in range(3):
-            for c in range(3):
-                F[a, b] += Ds[a, c] * Dm_inv_t[c, b]
-    return F
+            F[a, b] = ds0 * Dm_inv_t[0, b] + ds1 * Dm_inv_t[1, b] + ds2 * Dm_inv_t[2, b]
 
 
 @njit
-def _shape_derivatives(Dm_inv_t):
-    """D (4,3) with F_ab = sum_m x_ma D_mb: rows of Dm^-1, and minus their sum for vertex 0."""
-    D = np.empty((4, 3))
+def _shape_derivatives_into(Dm_inv_t, D):
+    """D (4,3) with F_ab = sum_m x_ma D_mb: rows of Dm^-1, and minus their sum for vertex 0,
+    written into D."""
     for b in range(3):
         D[0, b] = -(Dm_inv_t[0, b] + Dm_inv_t[1, b] + Dm_inv_t[2, b])
         for c in range(3):
             D[c + 1, b] = Dm_inv_t[c, b]
-    return D
 
 
 @njit
@@ -250,15 +252,21 @@ def _energy_density(F, mu, lam):
 @njit
 def _first_piola(F, mu, lam):
     """P = dPsi/dF = mu (F - F^-T) + lam ln J F^-T, in Pa (NaN when det F <= 0)."""
+    P = np.empty((3, 3))
+    _first_piola_into(F, mu, lam, np.empty((3, 3)), P)
+    return P
+
+
+@njit
+def _first_piola_into(F, mu, lam, C, P):
+    """P of _first_piola written into P (3,3); C (3,3) is scratch for cof(F)."""
     J = _det3(F)
     lnJ = np.log(J) if J > 0.0 else np.nan
-    C = _cofactor(F)
-    P = np.empty((3, 3))
+    _cofactor_into(F, C)
     for a in range(3):
         for b in range(3):
             F_inv_T = C[a, b] / J
             P[a, b] = mu * (F[a, b] - F_inv_T) + lam * lnJ * F_inv_T
-    return P
 
 
 @njit
@@ -311,13 +319,27 @@ def _symmetric_eigen3(A):
 @njit
 def _rotation_svd(F):
     """F = U diag(sigma) V^T with U, V proper rotations, |sigma_1| >= |sigma_2| >= |sigma_3| and
-    sigma_3 carrying the sign of det F.
+    sigma_3 carrying the sign of det F (see _rotation_svd_into)."""
+    U = np.empty((3, 3))
+    sigma = np.empty(3)
+    V = np.eye(3)
+    _rotation_svd_into(F, U, sigma, V)
+    return U, sigma, V
+
+
+@njit
+def _rotation_svd_into(F, U, sigma, V):
+    """The rotation SVD of F written into U (3,3), sigma (3,) and V (3,3); on entry V holds a
+    starting rotation (the identity, or the V of a nearby F: then few Jacobi rotations remain).
 
     One-sided Jacobi (Hestenes): plane rotations V make the columns of B = F V orthogonal, which
     keeps the small singular values accurate (unlike an eigensolve of F^T F); U's third column is
-    u_1 x u_2 so U stays a rotation however small sigma_3 is."""
-    B = F.copy()
-    V = np.eye(3)
+    u_1 x u_2 so U stays a rotation however small sigma_3 is. B is kept in U and the squared
+    column norms in sigma until the end."""
+    B = U
+    for a in range(3):
+        for b in range(3):
+            B[a, b] = F[a, 0] * V[0, b] + F[a, 1] * V[1, b] + F[a, 2] * V[2, b]
     for _ in range(30):
         rotated = False
         for p, q in ((0, 1), (0, 2), (1, 2)):
@@ -343,7 +365,7 @@ def _rotation_svd(F):
             break
 
     # Sort the columns by decreasing norm.
-    norms = np.empty(3)
+    norms = sigma
     for p in range(3):
         norms[p] = B[0, p] * B[0, p] + B[1, p] * B[1, p] + B[2, p] * B[2, p]
     for p, q in ((0, 1), (0, 2), (1, 2)):
@@ -357,8 +379,6 @@ def _rotation_svd(F):
             V[k, 2] = -V[k, 2]
             B[k, 2] = -B[k, 2]
 
-    sigma = np.empty(3)
-    U = np.empty((3, 3))
     sigma[0] = np.sqrt(norms[0])
     for k in range(3):
         U[k, 0] = B[k, 0] / sigma[0]
@@ -369,75 +389,108 @@ def _rotation_svd(F):
     sigma[1] = np.sqrt(U[0, 1] * U[0, 1] + U[1, 1] * U[1, 1] + U[2, 1] * U[2, 1])
     for k in range(3):
         U[k, 1] /= sigma[1]
-    U[0, 2] = U[1, 0] * U[2, 1] - U[2, 0] * U[1, 1]
-    U[1, 2] = U[2, 0] * U[0, 1] - U[0, 0] * U[2, 1]
-    U[2, 2] = U[0, 0] * U[1, 1] - U[1, 0] * U[0, 1]
-    sigma[2] = U[0, 2] * B[0, 2] + U[1, 2] * B[1, 2] + U[2, 2] * B[2, 2]
-    return U, sigma, V
+    u0 = U[1, 0] * U[2, 1] - U[2, 0] * U[1, 1]
+    u1 = U[2, 0] * U[0, 1] - U[0, 0] * U[2, 1]
+    u2 = U[0, 0] * U[1, 1] - U[1, 0] * U[0, 1]
+    sigma[2] = u0 * B[0, 2] + u1 * B[1, 2] + u2 * B[2, 2]
+    U[0, 2] = u0
+    U[1, 2] = u1
+    U[2, 2] = u2
 
 
 @njit
-def _stretch_eigensystem(F, mu, lam):
-    """Eigenvalues (9,) and unit eigenmatrices (9,3,3) of d2Psi/dF2 (Smith et al. 2019)."""
-    U, sigma, V = _rotation_svd(F)
-    lnJ = np.log(sigma[0] * sigma[1] * sigma[2])
-    eigenvalues = np.empty(9)
-    modes = np.zeros((9, 3, 3))
-    inv_sqrt2 = 1.0 / np.sqrt(2.0)
+def _cholesky3(A, L):
+    """Lower Cholesky factor L of a symmetric 3x3 A (written into L); False when A is not
+    positive definite (a pivot <= 0)."""
+    d0 = A[0, 0]
+    if not d0 > 0.0:
+        return False
+    L[0, 0] = np.sqrt(d0)
+    L[1, 0] = A[1, 0] / L[0, 0]
+    L[2, 0] = A[2, 0] / L[0, 0]
+    d1 = A[1, 1] - L[1, 0] * L[1, 0]
+    if not d1 > 0.0:
+        return False
+    L[1, 1] = np.sqrt(d1)
+    L[2, 1] = (A[2, 1] - L[2, 0] * L[1, 0]) / L[1, 1]
+    d2 = A[2, 2] - L[2, 0] * L[2, 0] - L[2, 1] * L[2, 1]
+    if not d2 > 0.0:
+        return False
+    L[2, 2] = np.sqrt(d2)
+    L[0, 1] = 0.0
+    L[0, 2] = 0.0
+    L[1, 2] = 0.0
+    return True
 
-    # Scaling modes: Hessian of Psi in the singular values,
-    # diag(mu + (mu - lam ln J) / sigma_i^2) + lam s s^T with s = 1/sigma.
-    A = np.empty((3, 3))
+
+@njit
+def _add_mode(out, weight, g):
+    """Upper triangle of out (12,12) += weight g g^T."""
+    for r in range(12):
+        wg = weight * g[r]
+        for c in range(r, 12):
+            out[r, c] += wg * g[c]
+
+
+@njit
+def _hessian_workspace():
+    """Scratch arrays for _tet_hessian: U, sigma, V, D V, a mode vector, A, its factor, weights."""
+    return (np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty((4, 3)), np.empty(12),
+            np.empty((3, 3)), np.empty((3, 3)), np.empty(3))
+
+
+@njit
+def _tet_hessian(F, D, volume, mu, lam, project, out, workspace, rotation):
+    """out (12,12) = volume B^T (d2Psi/dF2) B, eigenvalues clamped at 0 if project.
+
+    With F = U diag(sigma) V^T and G_ij = B^T vec(u_i v_j^T) (entry (m, a) = U[a, i] (D V)[m, j]),
+    d2Psi/dF2 (Smith et al. 2019) is the scaling block A on the G_ii,
+    A = diag(mu + (mu - lam ln J) / sigma_i^2) + lam s s^T with s = 1/sigma, plus per pair i < j
+    the twist and flip modes (G_ij -/+ G_ji) / sqrt 2. A enters by its Cholesky factor when it
+    is positive definite (then there is nothing to clamp), else by its eigendecomposition.
+    workspace: from _hessian_workspace (reused across tets); rotation (3,3): the SVD's starting
+    V on entry (see _rotation_svd_into), its V on return."""
+    U, sigma, V, DV, g, A, W, w = workspace
+    V[:, :] = rotation
+    _rotation_svd_into(F, U, sigma, V)
+    rotation[:, :] = V
+    lnJ = np.log(sigma[0] * sigma[1] * sigma[2])
+    for m in range(4):
+        for j in range(3):
+            DV[m, j] = D[m, 0] * V[0, j] + D[m, 1] * V[1, j] + D[m, 2] * V[2, j]
+    out[:, :] = 0.0
+
     for i in range(3):
         for j in range(3):
             A[i, j] = lam / (sigma[i] * sigma[j])
         A[i, i] += mu + (mu - lam * lnJ) / (sigma[i] * sigma[i])
-    w, W = _symmetric_eigen3(A)
+    if _cholesky3(A, W):
+        w[:] = 1.0
+    else:
+        eigenvalues, eigenvectors = _symmetric_eigen3(A)
+        w[:] = eigenvalues
+        W[:, :] = eigenvectors
     for k in range(3):
-        eigenvalues[k] = w[k]
-        for i in range(3):
+        if project and w[k] < 0.0:
+            continue
+        for m in range(4):
             for a in range(3):
-                for b in range(3):
-                    modes[k, a, b] += W[i, k] * U[a, i] * V[b, i]
+                g[3 * m + a] = (W[0, k] * U[a, 0] * DV[m, 0] + W[1, k] * U[a, 1] * DV[m, 1]
+                                + W[2, k] * U[a, 2] * DV[m, 2])
+        _add_mode(out, volume * w[k], g)
 
-    # Twist and flip modes of each singular-value pair.
-    k = 3
+    inv_sqrt2 = 1.0 / np.sqrt(2.0)
     for i in range(3):
         for j in range(i + 1, 3):
             s = 1.0 / (sigma[i] * sigma[j])
-            eigenvalues[k] = mu + (lam * lnJ - mu) * s
-            eigenvalues[k + 1] = mu + (mu - lam * lnJ) * s
-            for a in range(3):
-                for b in range(3):
-                    uv_ij = U[a, i] * V[b, j]
-                    uv_ji = U[a, j] * V[b, i]
-                    modes[k, a, b] = inv_sqrt2 * (uv_ij - uv_ji)
-                    modes[k + 1, a, b] = inv_sqrt2 * (uv_ij + uv_ji)
-            k += 2
-    return eigenvalues, modes
-
-
-@njit
-def _tet_hessian(F, D, volume, mu, lam, project, out):
-    """out (12,12) = volume B^T (d2Psi/dF2) B, eigenvalues clamped at 0 if project."""
-    eigenvalues, modes = _stretch_eigensystem(F, mu, lam)
-    out[:, :] = 0.0
-    g = np.empty(12)
-    for k in range(9):
-        lam_k = eigenvalues[k]
-        if project and lam_k < 0.0:
-            continue
-        # g = B^T vec(Q_k): component (m, a) is sum_b Q_ab D_mb.
-        for m in range(4):
-            for a in range(3):
-                g[3 * m + a] = (
-                    modes[k, a, 0] * D[m, 0] + modes[k, a, 1] * D[m, 1] + modes[k, a, 2] * D[m, 2]
-                )
-        weight = volume * lam_k
-        for r in range(12):
-            wg = weight * g[r]
-            for c in range(r, 12):
-                out[r, c] += wg * g[c]
+            for sign in (-1.0, 1.0):  # twist, then flip
+                eigenvalue = mu + sign * (mu - lam * lnJ) * s
+                if project and eigenvalue < 0.0:
+                    continue
+                for m in range(4):
+                    for a in range(3):
+                        g[3 * m + a] = inv_sqrt2 * (U[a, i] * DV[m, j] + sign * U[a, j] * DV[m, i])
+                _add_mode(out, volume * eigenvalue, g)
     for r in range(12):
         for c in range(r):
             out[r, c] = out[c, r]
@@ -449,16 +502,18 @@ def _tet_hessian(F, D, volume, mu, lam, project, out):
 
 @njit
 def _tet_energies(x, tets, Dm_inv, volumes, mu, lam, out):
+    F = np.empty((3, 3))
     for t in range(tets.shape[0]):
-        F = _deformation_gradient(x, tets[t], Dm_inv[t])
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
         out[t] = volumes[t] * _energy_density(F, mu, lam)
 
 
 @njit
 def _elastic_energy(x, tets, Dm_inv, volumes, mu, lam):
     total = 0.0
+    F = np.empty((3, 3))
     for t in range(tets.shape[0]):
-        F = _deformation_gradient(x, tets[t], Dm_inv[t])
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
         total += volumes[t] * _energy_density(F, mu, lam)
     return total
 
@@ -467,10 +522,14 @@ def _elastic_energy(x, tets, Dm_inv, volumes, mu, lam):
 def _elastic_gradient(x, tets, Dm_inv, volumes, mu, lam, out):
     """out (n,3) = dE/dx (N); overwritten."""
     out[:, :] = 0.0
+    F = np.empty((3, 3))
+    C = np.empty((3, 3))
+    P = np.empty((3, 3))
+    D = np.empty((4, 3))
     for t in range(tets.shape[0]):
-        F = _deformation_gradient(x, tets[t], Dm_inv[t])
-        P = _first_piola(F, mu, lam)
-        D = _shape_derivatives(Dm_inv[t])
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
+        _first_piola_into(F, mu, lam, C, P)
+        _shape_derivatives_into(Dm_inv[t], D)
         for m in range(4):
             for a in range(3):
                 out[tets[t, m], a] += volumes[t] * (
@@ -481,16 +540,24 @@ def _elastic_gradient(x, tets, Dm_inv, volumes, mu, lam, out):
 @njit
 def _elastic_hessians(x, tets, Dm_inv, volumes, mu, lam, project, out):
     """out (T,12,12): per-tet Hessians, vertex-major (3 m + a) ordering."""
+    F = np.empty((3, 3))
+    D = np.empty((4, 3))
+    workspace = _hessian_workspace()
+    rotation = np.empty((3, 3))
     for t in range(tets.shape[0]):
-        F = _deformation_gradient(x, tets[t], Dm_inv[t])
-        _tet_hessian(F, _shape_derivatives(Dm_inv[t]), volumes[t], mu, lam, project, out[t])
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
+        _shape_derivatives_into(Dm_inv[t], D)
+        rotation[:, :] = np.eye(3)
+        _tet_hessian(F, D, volumes[t], mu, lam, project, out[t], workspace, rotation)
 
 
 @njit
 def _min_jacobian(x, tets, Dm_inv):
     J_min = np.inf
+    F = np.empty((3, 3))
     for t in range(tets.shape[0]):
-        J = _det3(_deformation_gradient(x, tets[t], Dm_inv[t]))
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
+        J = _det3(F)
         if J < J_min:
             J_min = J
     return J_min
@@ -560,14 +627,19 @@ def _max_noninverting_step(x, dx, tets, Dm_inv, safety):
     Returns -1 if a tet is already inverted (J <= 0)."""
     t_max = 1.0 / safety
     t_first = t_max
+    F = np.empty((3, 3))
+    dF = np.empty((3, 3))
+    C = np.empty((3, 3))
     for t in range(tets.shape[0]):
-        F = _deformation_gradient(x, tets[t], Dm_inv[t])
-        dF = _deformation_gradient(dx, tets[t], Dm_inv[t])
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
+        _deformation_gradient_into(dx, tets[t], Dm_inv[t], dF)
         c0 = _det3(F)
         if not c0 > 0.0:
             return -1.0
-        c1 = _frobenius_dot(_cofactor(F), dF)
-        c2 = _frobenius_dot(_cofactor(dF), F)
+        _cofactor_into(F, C)
+        c1 = _frobenius_dot(C, dF)
+        _cofactor_into(dF, C)
+        c2 = _frobenius_dot(C, F)
         c3 = _det3(dF)
         root = _first_cubic_root(c0, c1, c2, c3, t_first)
         if root < t_first:

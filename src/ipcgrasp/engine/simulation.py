@@ -10,6 +10,10 @@ lagged smoothed friction (normal forces and tangent bases from the start of the 
 x(z) = P z + c the contact-surface vertex positions (P constant, c the driven vertices).
 Projected Newton with a sparse direct solve; the line search clips the step by CCD, then by tet
 inversion, then backtracks on E. Every accepted configuration is intersection-free.
+
+The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
+the simulation's own arrays (validated once, at construction), and per-call validation would
+cost about as much as the kernels.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ import time as _time
 from dataclasses import dataclass, field
 
 import numpy as np
+import qdldl
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from ipcgrasp.engine import collisions as contact
+from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.affine_body import (
     affine_jacobian,
     affine_positions,
@@ -32,13 +37,17 @@ from ipcgrasp.engine.affine_body import (
 )
 from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
-from ipcgrasp.engine.broadphase import candidates
-from ipcgrasp.engine.ccd import collision_free_stepsize
+from ipcgrasp.engine.broadphase import _candidates as _broad_phase
+from ipcgrasp.engine.broadphase import _plane_candidates, candidates
+from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.neohookean import (
-    elastic_energy,
-    elastic_gradient,
-    elastic_hessians,
-    max_noninverting_step,
+    _deformation_gradient_into,
+    _elastic_energy,
+    _elastic_gradient,
+    _hessian_workspace,
+    _max_noninverting_step,
+    _shape_derivatives_into,
+    _tet_hessian,
     tet_energies,
 )
 
@@ -112,6 +121,183 @@ class StepFailed(RuntimeError):
         self.state = state
 
 
+@njit
+def _pattern_slots(indptr, indices, rows, cols):
+    """Position of each entry (rows[k], cols[k]) in an upper-triangle CSC pattern (row indices
+    sorted within each column); -1 for entries below the diagonal, with a negative index, or
+    missing from the pattern."""
+    slots = np.full(rows.shape[0], -1, dtype=np.int64)
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        c = cols[k]
+        if r < 0 or r > c:
+            continue
+        lo = indptr[c]
+        hi = indptr[c + 1]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if indices[mid] < r:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < indptr[c + 1] and indices[lo] == r:
+            slots[k] = lo
+    return slots
+
+
+@njit
+def _add_scaled(data, slots, vals, scale):
+    """data[slots[k]] += scale * vals[k] for every slot >= 0."""
+    for k in range(slots.shape[0]):
+        if slots[k] >= 0:
+            data[slots[k]] += scale * vals[k]
+
+
+@njit
+def _add_mapped_hessian(data, indptr, indices, rows, cols, vals, scale, z_index, z_coef):
+    """Add scale * P^T H P to the upper-triangle CSC values `data`, where H is given by x-space
+    triplets and row i of P by up to 4 (z_index[i, s], z_coef[i, s]) pairs, indices ascending
+    (-1 after the last). Returns how many z-space entries the pattern lacks (nothing is added for
+    those)."""
+    missing = 0
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        c = cols[k]
+        v = scale * vals[k]
+        for t in range(4):
+            j = z_index[c, t]
+            if j < 0:
+                break
+            # the rows i of column j come in ascending order: search on from the last one found
+            lo = indptr[j]
+            end = indptr[j + 1]
+            for s in range(4):
+                i = z_index[r, s]
+                if i < 0 or i > j:
+                    break
+                if lo >= end or indices[lo] != i:
+                    hi = end
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if indices[mid] < i:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                if lo < end and indices[lo] == i:
+                    data[lo] += z_coef[r, s] * z_coef[c, t] * v
+                    lo += 1
+                else:
+                    missing += 1
+    return missing
+
+
+@njit
+def _mapped_hessian_keys(rows, cols, z_index, n_dof):
+    """Keys col * n_dof + row of the upper-triangle z-space entries that x-space triplets
+    (rows, cols) touch through z_index (see _add_mapped_hessian)."""
+    keys = np.empty(16 * rows.shape[0], dtype=np.int64)
+    count = 0
+    for k in range(rows.shape[0]):
+        for s in range(4):
+            i = z_index[rows[k], s]
+            if i < 0:
+                break
+            for t in range(4):
+                j = z_index[cols[k], t]
+                if j < 0:
+                    break
+                if i <= j:
+                    keys[count] = j * n_dof + i
+                    count += 1
+    return keys[:count]
+
+
+@njit
+def _body_boxes(x0, x1, vertex_body, n_bodies):
+    """Per body the axis-aligned box (lo, hi), each (B, 3) in m, of its vertices at x0 and x1
+    (lo > hi for a body without vertices)."""
+    lo = np.full((n_bodies, 3), np.inf)
+    hi = np.full((n_bodies, 3), -np.inf)
+    for v in range(x0.shape[0]):
+        b = vertex_body[v]
+        for a in range(3):
+            lo[b, a] = min(lo[b, a], x0[v, a], x1[v, a])
+            hi[b, a] = max(hi[b, a], x0[v, a], x1[v, a])
+    return lo, hi
+
+
+@njit
+def _near_partners(x0, x1, elements, vertex_body, body_lo, body_hi, can_collide, reach):
+    """Which elements (rows of vertex indices) have a box over x0 and x1 that comes within
+    `reach` (m, per axis) of the box of some body their own body may collide with; the others
+    cannot be in any broad-phase pair of that radius."""
+    keep = np.zeros(elements.shape[0], dtype=np.bool_)
+    for i in range(elements.shape[0]):
+        b = vertex_body[elements[i, 0]]
+        lo0 = lo1 = lo2 = np.inf
+        hi0 = hi1 = hi2 = -np.inf
+        for j in range(elements.shape[1]):
+            v = elements[i, j]
+            lo0 = min(lo0, x0[v, 0], x1[v, 0])
+            lo1 = min(lo1, x0[v, 1], x1[v, 1])
+            lo2 = min(lo2, x0[v, 2], x1[v, 2])
+            hi0 = max(hi0, x0[v, 0], x1[v, 0])
+            hi1 = max(hi1, x0[v, 1], x1[v, 1])
+            hi2 = max(hi2, x0[v, 2], x1[v, 2])
+        for o in range(can_collide.shape[0]):
+            if (can_collide[b, o] and lo0 - reach <= body_hi[o, 0] and body_lo[o, 0] <= hi0 + reach
+                    and lo1 - reach <= body_hi[o, 1] and body_lo[o, 1] <= hi1 + reach
+                    and lo2 - reach <= body_hi[o, 2] and body_lo[o, 2] <= hi2 + reach):
+                keep[i] = True
+                break
+    return keep
+
+
+@njit
+def _add_elastic_hessians(data, slots, x, tets, Dm_inv, volumes, mu, lam, scale, rotations):
+    """data[slots[144 t + 12 r + c]] += scale H_t[r, c] for the PSD-projected Neo-Hookean
+    Hessians H_t (12,12) of the tets at positions x (slot -1: entry not stored). rotations
+    (T,3,3): each tet's last SVD rotation V, the start of the next SVD (updated)."""
+    F = np.empty((3, 3))
+    D = np.empty((4, 3))
+    H = np.empty((12, 12))
+    workspace = _hessian_workspace()
+    for t in range(tets.shape[0]):
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
+        _shape_derivatives_into(Dm_inv[t], D)
+        _tet_hessian(F, D, volumes[t], mu, lam, True, H, workspace, rotations[t])
+        for r in range(12):
+            for c in range(12):
+                slot = slots[144 * t + 12 * r + c]
+                if slot >= 0:
+                    data[slot] += scale * H[r, c]
+
+
+@njit
+def _add_coupling_product(out, x, tets, Dm_inv, volumes, mu, lam, coupled, free, driven, dc, scale, rotations):
+    """out[free[k, a]] += scale sum_b H_t[a, b] dc[driven[k, b]] for the exact Neo-Hookean
+    Hessians H_t of the tets t = coupled[k], rows mapped to free DOFs and columns to prescribed
+    coordinates (index -1: neither); rotations as in _add_elastic_hessians."""
+    F = np.empty((3, 3))
+    D = np.empty((4, 3))
+    H = np.empty((12, 12))
+    workspace = _hessian_workspace()
+    for k in range(coupled.shape[0]):
+        t = coupled[k]
+        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
+        _shape_derivatives_into(Dm_inv[t], D)
+        _tet_hessian(F, D, volumes[t], mu, lam, False, H, workspace, rotations[t])
+        for a in range(12):
+            r = free[k, a]
+            if r < 0:
+                continue
+            acc = 0.0
+            for b in range(12):
+                if driven[k, b] >= 0:
+                    acc += H[a, b] * dc[driven[k, b]]
+            out[r] += scale * acc
+
+
 def _pose_parts(pose):
     pose = np.asarray(pose, dtype=np.float64)
     if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
@@ -154,6 +340,7 @@ class Simulation:
         self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
         self.barrier_stiffness = None
         self.max_barrier_stiffness = None
+        self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
         x = self.collision_positions()
         if self._min_distance(x) <= 0.0:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
@@ -185,6 +372,7 @@ class Simulation:
             R, t = _pose_parts(poses.get(body.name, np.eye(4)))
             x_kin.append(body.vertices @ R.T + t)
         self.n_dof = nz
+        self._free_vertex_dofs = [(np.flatnonzero(dof >= 0), dof[dof >= 0][:, None] + np.arange(3)) for dof in self._dof]
         self.state = State(0.0, x_def, v_def, q, qdot, x_kin)
 
     def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
@@ -252,6 +440,13 @@ class Simulation:
                                                 can_collide=can_collide, plane=plane, mu=mu, mu_plane=mu_plane,
                                                 plane_body_mask=plane_bodies)
         self._plane_vertices = np.flatnonzero(plane_bodies[self.mesh.vertex_body])
+        used = np.zeros(n, dtype=bool)
+        used[self.mesh.edges] = True
+        used[self.mesh.faces] = True
+        self._surface_vertices = np.flatnonzero(used)
+        self._surface_vertex_rows = np.ascontiguousarray(self._surface_vertices[:, None])
+        self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
+                              else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
 
     def set_gravity(self, gravity):
         """Change the gravity vector (m/s^2) from the next step on."""
@@ -280,10 +475,9 @@ class Simulation:
             vals.append(body.mass_matrix.ravel())
         self._M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                                 shape=(self.n_dof, self.n_dof))
-        self._M_coo = self._M.tocoo()
         self._average_mass = float(self._M.diagonal().mean())
-        # Elastic Hessian scatter pattern: per tet 12x12 -> z indices (entries on prescribed dofs dropped).
-        self._tet_scatter, self._coupling_scatter = [], []
+        self._mass_entries = (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
+        self._coupling_scatter = []
         n_driven = 0
         for body, dof in zip(self.deformables, self._dof):
             driven = -np.ones(body.n_vertices, dtype=np.int64)
@@ -293,18 +487,61 @@ class Simulation:
             tet_driven = tet_driven.reshape(len(body.tets), 1, 12)
             tet_free = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
             tet_free = tet_free.reshape(len(body.tets), 12, 1)
-            r = np.broadcast_to(tet_free, (len(body.tets), 12, 12))
-            c = np.broadcast_to(tet_driven, (len(body.tets), 12, 12))
-            keep = ((r >= 0) & (c >= 0)).ravel()
-            self._coupling_scatter.append((keep, r.ravel()[keep], c.ravel()[keep]))
+            # only tets with both free and prescribed vertices couple them
+            coupled = np.flatnonzero((tet_free >= 0).any(axis=(1, 2)) & (tet_driven >= 0).any(axis=(1, 2)))
+            self._coupling_scatter.append((coupled, tet_free[coupled, :, 0], tet_driven[coupled, 0, :]))
         self.n_driven = n_driven
+        # each tet's SVD starts from its previous rotation V: a few Jacobi sweeps fewer per Hessian
+        self._svd_rotations = [np.tile(np.eye(3), (len(body.tets), 1, 1)) for body in self.deformables]
+        self._build_hessian_pattern()
+
+    def _build_hessian_pattern(self):
+        """The z-space entries of the Hessian's fixed parts (mass, per-tet elastic blocks with
+        prescribed rows/columns dropped, orthogonality blocks), the per-coordinate map of
+        x = P z + c used to carry contact Hessians into z, and the initial CSC pattern."""
+        self._tet_entries = []
         for body, dof in zip(self.deformables, self._dof):
             tet_dof = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
             tet_dof = tet_dof.reshape(len(body.tets), 12)
-            r = np.broadcast_to(tet_dof[:, :, None], (len(body.tets), 12, 12))
-            c = np.broadcast_to(tet_dof[:, None, :], (len(body.tets), 12, 12))
-            keep = ((r >= 0) & (c >= 0)).ravel()
-            self._tet_scatter.append((keep, r.ravel()[keep], c.ravel()[keep]))
+            r = np.broadcast_to(tet_dof[:, :, None], (len(body.tets), 12, 12)).ravel()
+            c = np.broadcast_to(tet_dof[:, None, :], (len(body.tets), 12, 12)).ravel()
+            self._tet_entries.append((np.where(c >= 0, r, -1), c))
+        self._ortho_entries = []
+        for off in self._affine_offset:
+            idx = off + np.arange(12)
+            self._ortho_entries.append((np.repeat(idx, 12), np.tile(idx, 12)))
+        P = self._P
+        per_row = np.diff(P.indptr)
+        if per_row.max(initial=0) > 4:
+            raise ValueError("a contact coordinate depends on more than 4 degrees of freedom")
+        self._z_index = -np.ones((P.shape[0], 4), dtype=np.int64)
+        self._z_coef = np.zeros((P.shape[0], 4))
+        P = P.sorted_indices()
+        slot = np.arange(P.nnz) - np.repeat(P.indptr[:-1], per_row)
+        row = np.repeat(np.arange(P.shape[0]), per_row)
+        self._z_index[row, slot] = P.indices
+        self._z_coef[row, slot] = P.data
+        static = [self._mass_entries[:2], *self._tet_entries, *self._ortho_entries]
+        keys = [c * self.n_dof + r for r, c in static]
+        keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
+        self._set_hessian_pattern(np.unique(keys))
+
+    def _set_hessian_pattern(self, keys):
+        """Use the upper-triangle CSC pattern of the sorted unique keys col * n_dof + row: place
+        the fixed entries in it and start a new factorisation (the ordering is computed once per
+        pattern)."""
+        n = self.n_dof
+        cols = keys // n
+        self._hessian_keys = keys
+        self._indices = keys - cols * n
+        self._indptr = np.searchsorted(cols, np.arange(n + 1))
+        self._tet_slots = [_pattern_slots(self._indptr, self._indices, r, c) for r, c in self._tet_entries]
+        self._ortho_slots = [_pattern_slots(self._indptr, self._indices, r, c) for r, c in self._ortho_entries]
+        r, c, m = self._mass_entries
+        self._mass_data = np.zeros(len(keys))
+        _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
+        self._hessian_matrix = sp.csc_matrix((self._mass_data.copy(), self._indices, self._indptr), shape=(n, n))
+        self._solver = None
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
@@ -326,19 +563,19 @@ class Simulation:
         z = np.empty(self.n_dof)
         xs = state.deformable_v if velocities else state.deformable_x
         qs = state.affine_qdot if velocities else state.affine_q
-        for x, dof in zip(xs, self._dof):
-            free = dof >= 0
-            z[(dof[free][:, None] + np.arange(3)).ravel()] = x[free].ravel()
+        for x, (free, z_index) in zip(xs, self._free_vertex_dofs):
+            z[z_index] = x[free]
         for q, off in zip(qs, self._affine_offset):
             z[off:off + 12] = q
         return z
 
     def _deformable_positions(self, z):
+        """Vertex positions (n,3) of each deformable body: free vertices from z, prescribed ones
+        from the state."""
         out = []
-        for x, dof in zip(self.state.deformable_x, self._dof):
+        for x, (free, z_index) in zip(self.state.deformable_x, self._free_vertex_dofs):
             x = x.copy()
-            free = dof >= 0
-            x[free] = z[(dof[free][:, None] + np.arange(3))]
+            x[free] = z[z_index]
             out.append(x)
         return out
 
@@ -351,76 +588,131 @@ class Simulation:
     def _collisions(self, x, candidate_pairs=None):
         """Active contacts at x; `candidate_pairs` from `_candidates` over a segment containing x
         (default: a broad phase at x alone)."""
+        if candidate_pairs is None:
+            candidate_pairs = self._candidates(x, x, self.dhat)
         return contact.build_collisions(self.mesh, x, self.dhat, candidates=candidate_pairs)
 
     def _candidates(self, x0, x1, radius):
         """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
-        somewhere on the straight motion from x0 to x1."""
+        somewhere on the straight motion from x0 to x1 (as broadphase.candidates). Primitives
+        farther than the radius from every body they may touch are left out first (with a
+        margin against rounding): most of a pad is far from everything."""
         m = self.mesh
-        return candidates(x0, x1, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
-                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
-                          plane_vertices=self._plane_vertices)
+        body_lo, body_hi = _body_boxes(x0, x1, m.vertex_body, m.can_collide.shape[0])
+        reach = 2.0 * radius + 1e-9 * self.bbox_diagonal
+        verts = self._surface_vertices[_near_partners(x0, x1, self._surface_vertex_rows, m.vertex_body, body_lo,
+                                                      body_hi, m.can_collide, reach)]
+        edges = np.flatnonzero(_near_partners(x0, x1, m.edges, m.vertex_body, body_lo, body_hi, m.can_collide, reach))
+        faces = np.flatnonzero(_near_partners(x0, x1, m.faces, m.vertex_body, body_lo, body_hi, m.can_collide, reach))
+        vf, ee = _broad_phase(x0, x1, verts, m.edges[edges], m.faces[faces], m.vertex_body, 0.5 * radius,
+                              m.can_collide)
+        vf[:, 1] = faces[vf[:, 1]]
+        ee = edges[ee]
+        if m.has_plane:
+            vp = _plane_candidates(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, radius)
+        else:
+            vp = np.zeros(0, dtype=np.int64)
+        return vf, ee, vp
 
     def _min_distance(self, x):
         return contact.min_distance(self._collisions(x), self.mesh, x)
 
-    def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None):
+    def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None, coll=None):
+        """(the terms of E(z) for _total_energy, x(z), active contacts at x(z)); coll: those
+        contacts if already known, else they are built from candidate_pairs (default: a broad
+        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality), the barrier sum
+        without kappa (kappa may change before they are summed), the friction potential."""
         dz = z - z_tilde
         h2 = self.settings.dt ** 2
         e = 0.5 * dz @ (self._M @ dz)
         for body, x in zip(self.deformables, self._deformable_positions(z)):
-            e += h2 * elastic_energy(x, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam)
+            e += h2 * _elastic_energy(x, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam)
         for body, off in zip(self.affines, self._affine_offset):
             e += h2 * orthogonality_potential(z[off:off + 12], body.stiffness, body.volume)
         x = self.collision_positions(z)
-        coll = self._collisions(x, candidate_pairs)
-        e += self.barrier_stiffness * contact.barrier_potential(coll, self.mesh, x, self.dhat)
+        if coll is None:
+            coll = self._collisions(x, candidate_pairs)
+        barrier = contact.barrier_potential(coll, self.mesh, x, self.dhat)
+        fric = None
         if friction is not None:
-            e += contact.friction_potential(friction, self.mesh, x - x_t, self.settings.eps_v * self.settings.dt)
+            fric = contact.friction_potential(friction, self.mesh, x - x_t, self.settings.eps_v * self.settings.dt)
+        return (e, barrier, fric), x, coll
+
+    def _total_energy(self, terms):
+        """E from the terms of _energy at the current barrier stiffness."""
+        e, barrier, fric = terms
+        e += self.barrier_stiffness * barrier
+        if fric is not None:
+            e += fric
         return e
 
     def _gradient_without_contact(self, z, z_tilde):
         """Gradient of inertia + h^2 (elastic + orthogonality) in z."""
         h2 = self.settings.dt ** 2
         g = self._M @ (z - z_tilde)
-        for body, x_def, dof in zip(self.deformables, self._deformable_positions(z), self._dof):
-            grad = elastic_gradient(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam)
-            free = dof >= 0
-            g[(dof[free][:, None] + np.arange(3)).ravel()] += h2 * grad[free].ravel()
+        for body, x_def, (free, z_index) in zip(self.deformables, self._deformable_positions(z),
+                                                self._free_vertex_dofs):
+            grad = np.empty_like(x_def)
+            _elastic_gradient(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, grad)
+            g[z_index] += h2 * grad[free]
         for body, off in zip(self.affines, self._affine_offset):
             g[off:off + 12] += h2 * orthogonality_potential_gradient(z[off:off + 12], body.stiffness, body.volume)
         return g
 
-    def _gradient_hessian(self, z, z_tilde, friction, x_t, x, coll):
-        """Gradient (n_dof,) and PSD-projected Hessian (CSC) of the incremental potential at z;
-        x, coll: the contact positions and active contacts at z."""
-        h2 = self.settings.dt ** 2
+    def _gradient(self, z, z_tilde, friction, x_t, x, coll):
+        """Gradient (n_dof,) of the incremental potential at z; x, coll: the contact positions and
+        active contacts at z."""
         g = self._gradient_without_contact(z, z_tilde)
-        rows, cols, vals = [self._M_coo.row], [self._M_coo.col], [self._M_coo.data]
-        for body, x_def, (keep, r, c) in zip(self.deformables, self._deformable_positions(z), self._tet_scatter):
-            H = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=True)
-            rows.append(r), cols.append(c), vals.append(h2 * H.ravel()[keep])
-        for body, off in zip(self.affines, self._affine_offset):
-            H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
-            idx = off + np.arange(12)
-            rows.append(np.repeat(idx, 12)), cols.append(np.tile(idx, 12)), vals.append(h2 * H.ravel())
-        kappa = self.barrier_stiffness
-        gx = kappa * contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
-        r, c, v = contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True)
-        xr, xc, xv = [r], [c], [kappa * v]
+        gx = self.barrier_stiffness * contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
         if friction is not None:
             u, eps = x - x_t, self.settings.eps_v * self.settings.dt
             gx = gx + contact.friction_potential_gradient(friction, self.mesh, u, eps).ravel()
-            r, c, v = contact.friction_potential_hessian(friction, self.mesh, u, eps)
-            xr.append(r), xc.append(c), xv.append(v)
-        n3 = 3 * self.n_collision_vertices
-        Hx = sp.csr_matrix((np.concatenate(xv), (np.concatenate(xr), np.concatenate(xc))), shape=(n3, n3))
         g += self._PT @ gx
-        Hz = (self._PT @ Hx @ self._P).tocoo()
-        rows.append(Hz.row), cols.append(Hz.col), vals.append(Hz.data)
-        H = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                          shape=(self.n_dof, self.n_dof))
-        return g, H
+        return g
+
+    def _hessian(self, z, friction, x_t, x, coll):
+        """Upper-triangle CSC values (in the current pattern) of the PSD-projected Hessian of the
+        incremental potential at z; x, coll: the contact positions and active contacts at z. The
+        pattern grows when contacts couple degrees of freedom it lacks."""
+        h2 = self.settings.dt ** 2
+        data = self._mass_data.copy()
+        for body, x_def, slots, rotations in zip(self.deformables, self._deformable_positions(z), self._tet_slots,
+                                                 self._svd_rotations):
+            _add_elastic_hessians(data, slots, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, h2,
+                                  rotations)
+        for body, off, slots in zip(self.affines, self._affine_offset, self._ortho_slots):
+            H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
+            _add_scaled(data, slots, H.ravel(), h2)
+        terms = [(*contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True),
+                  self.barrier_stiffness)]
+        if friction is not None:
+            u, eps = x - x_t, self.settings.eps_v * self.settings.dt
+            terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0))
+        fixed = data.copy()
+        if self._add_contact_terms(data, terms):
+            old_keys = self._hessian_keys
+            new = [_mapped_hessian_keys(r, c, self._z_index, self.n_dof) for r, c, _, _ in terms]
+            self._set_hessian_pattern(np.unique(np.concatenate([old_keys, *new])))
+            data = np.zeros(len(self._hessian_keys))
+            data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
+            self._add_contact_terms(data, terms)
+        return data
+
+    def _add_contact_terms(self, data, terms):
+        """Add the x-space (rows, cols, vals, scale) Hessian terms to data through x = P z + c;
+        returns how many z-space entries the pattern lacks."""
+        return sum(_add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, self._z_index,
+                                       self._z_coef) for r, c, v, scale in terms)
+
+    def _solve(self, data, rhs):
+        """Solve H p = rhs for the Hessian values `data` (LDL^T by qdldl; the fill-reducing
+        ordering and symbolic analysis are reused while the pattern stays)."""
+        self._hessian_matrix.data = data
+        if self._solver is None:
+            self._solver = qdldl.Solver(self._hessian_matrix, upper=True)
+        else:
+            self._solver.update(self._hessian_matrix, upper=True)
+        return self._solver.solve(rhs)
 
     # ------------------------------------------------------------------------------- stepping
     def _drive(self, drivers, z_tilde, friction, x_t, coll):
@@ -428,7 +720,8 @@ class Simulation:
         degrees of freedom following by the linearised response of the incremental potential
         (dz = -H_zz^-1 H_zc dc, as the first Newton iteration of IPC with Dirichlet conditions),
         as far as CCD and tet inversion allow; the rest of the motion is left for later steps.
-        Returns the fraction taken (1 = all of it)."""
+        Returns the fraction taken (1 = all of it) and the active contacts after the move (coll:
+        those before it, at x_t)."""
         targets_def, targets_kin = {}, {}
         for name, pose in drivers.items():
             if name not in self.index:
@@ -444,7 +737,7 @@ class Simulation:
             else:
                 raise ValueError(f"body {name!r} is dynamic (affine) and cannot be driven")
         if not drivers:
-            return 1.0
+            return 1.0, coll
         state = self.state
         z = self.pack()
         dc = np.zeros(self.n_driven)
@@ -456,35 +749,36 @@ class Simulation:
             start += n
         dz = np.zeros(self.n_dof)
         if np.any(dc):
-            _, H = self._gradient_hessian(z, z_tilde, friction, x_t, x_t, coll)
-            dz = spla.spsolve(H, -(self._drive_coupling(z) @ dc))
+            dz = self._solve(self._hessian(z, friction, x_t, x_t, coll), -self._drive_coupling(z, dc))
         targets = {}
         for i, body in enumerate(self.deformables):
             x = self._deformable_positions(z + dz)[i]
             if i in targets_def:
                 x[body.prescribed] = targets_def[i]
             targets[i] = x
-        return self._move(targets, targets_kin, [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset])
+        return self._move(targets, targets_kin, [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset],
+                          min_distance=contact.min_distance(coll, self.mesh, x_t))
 
-    def _drive_coupling(self, z):
-        """H_zc: d^2 E / dz dc between free DOFs and prescribed coordinates (elastic terms only;
-        prescribed vertices touch nothing else)."""
-        h2 = self.settings.dt ** 2
-        parts = []
-        for body, x_def, (keep, r, c) in zip(self.deformables, self._deformable_positions(z), self._coupling_scatter):
-            H = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=False)
-            parts.append(sp.csr_matrix((h2 * H.ravel()[keep], (r, c)), shape=(self.n_dof, self.n_driven)))
-        return sum(parts[1:], parts[0])
+    def _drive_coupling(self, z, dc):
+        """H_zc dc, with H_zc = d^2 E / dz dc between free DOFs and prescribed coordinates (elastic
+        terms only; prescribed vertices touch nothing else)."""
+        out = np.zeros(self.n_dof)
+        for body, x_def, (coupled, free, driven), rotations in zip(self.deformables, self._deformable_positions(z),
+                                                                   self._coupling_scatter, self._svd_rotations):
+            _add_coupling_product(out, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled, free,
+                                  driven, dc, self.settings.dt ** 2, rotations)
+        return out
 
-    def _move(self, targets_def, targets_kin, targets_affine=()):
+    def _move(self, targets_def, targets_kin, targets_affine, min_distance):
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies
         ((offset, q) targets) straight toward their targets by the largest fraction that CCD and
         tet inversion allow, halved while the smallest contact distance would fall below half of
         min(its value before, dhat) (CCD alone would let a driven surface stop a hair's breadth
-        from contact, where the barrier is all but singular); returns that fraction."""
+        from contact, where the barrier is all but singular); returns that fraction and the active
+        contacts where the bodies end up. min_distance: the smallest contact distance now (m)."""
         state = self.state
         x0 = self.collision_positions()
-        floor = 0.5 * min(self._min_distance(x0), self.dhat)
+        floor = 0.5 * min(min_distance, self.dhat)
         old_def = {i: state.deformable_x[i].copy() for i in targets_def}
         old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
         old_aff = [q.copy() for q in state.affine_q]
@@ -501,24 +795,40 @@ class Simulation:
 
         place(1.0)
         alpha = self._ccd_fraction(x0, self.collision_positions())
-        for i, target in targets_def.items():
-            body = self.deformables[i]
-            alpha = min(alpha, max_noninverting_step(old_def[i], target - old_def[i], body.tets, body.Dm_inv))
+        alpha = min(alpha, self._noninverting_fraction(
+            [old_def.get(i) for i in range(len(self.deformables))],
+            [targets_def[i] - old_def[i] if i in targets_def else None for i in range(len(self.deformables))]))
         if alpha < 1.0:
             place(alpha)
         for _ in range(10):
-            if self._min_distance(self.collision_positions()) >= floor:
-                return alpha
+            x = self.collision_positions()
+            coll = self._collisions(x)
+            if contact.min_distance(coll, self.mesh, x) >= floor:
+                return alpha, coll
             alpha *= 0.5
             place(alpha)
         place(0.0)
-        return 0.0
+        return 0.0, self._collisions(x0)
 
     def _ccd_fraction(self, x0, x1, candidate_pairs=None):
         """Largest fraction of the straight motion x0 -> x1 that CCD proves collision-free."""
         m = self.mesh
         vf, ee, vp = candidate_pairs if candidate_pairs is not None else self._candidates(x0, x1, 0.0)
-        return collision_free_stepsize(x0, x1, vf, ee, vp, m.edges, m.faces, m.plane_origin, m.plane_normal)
+        return float(_collision_free_stepsize(x0, x1, vf, ee, vp, m.edges, m.faces, *self._plane_arrays, 0.0,
+                                              DEFAULT_MAX_ITERATIONS, DEFAULT_CONSERVATIVE_RESCALING))
+
+    def _noninverting_fraction(self, x_defs, dx_defs):
+        """Largest fraction (<= 1) of the deformable motions x -> x + dx keeping every tet's J > 0,
+        with neohookean.max_noninverting_step's safety factor."""
+        alpha = 1.0
+        for body, x_def, dx_def in zip(self.deformables, x_defs, dx_defs):
+            if dx_def is None:
+                continue
+            fraction = _max_noninverting_step(x_def, dx_def, body.tets, body.Dm_inv, 0.9)
+            if fraction < 0.0:
+                raise ValueError(f"{body.name} has an inverted tet (J <= 0)")
+            alpha = min(alpha, fraction)
+        return alpha
 
     def step(self, drivers=None) -> StepStats:
         """Advance one time step. `drivers`: name -> 4x4 target pose at the end of the step for
@@ -543,29 +853,32 @@ class Simulation:
         z_t, v_t = self.pack(), self.pack(velocities=True)
         x_t = self.collision_positions(z_t)
         z_tilde = self._predicted(z_t, v_t)
-        coll_t = self._collisions(x_t)
+        last_x, last_coll = self._accepted_contacts
+        coll_t = last_coll if np.array_equal(last_x, x_t) else self._collisions(x_t)
         self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
-        friction = self._friction_collisions(x_t)
-        driver_fraction = self._drive(drivers, z_tilde, friction, x_t, coll_t)
+        friction = self._friction_collisions(x_t, coll_t)
+        driver_fraction, coll = self._drive(drivers, z_tilde, friction, x_t, coll_t)
         z = self.pack()  # the drive moved the free DOFs too (linearised response)
+        x = self.collision_positions(z)
         alphas, iterations = [], 0
         for k in range(max(1, self.settings.friction_iterations)):
             if k:
-                friction = self._friction_collisions(self.collision_positions(z))
-            z, its, a = self._newton(z, z_tilde, friction, x_t)
+                friction = self._friction_collisions(x, coll)
+            z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll)
             iterations += its
             alphas += a
-        return self._accept(z, z_t, friction, x_t, iterations, alphas, driver_fraction)
+        return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction)
 
     def _predicted(self, z_t, v_t):
         """z~ = z_t + h v_t + h^2 a_gravity."""
         h = self.settings.dt
         return z_t + h * v_t + h * h * self._gravity_acc
 
-    def _friction_collisions(self, x_lagged):
-        """Normal forces, bases and coordinates of the contacts at x_lagged, fixed for a solve."""
-        return contact.build_friction_collisions(self._collisions(x_lagged), self.mesh, x_lagged, self.dhat,
-                                                 self.barrier_stiffness)
+    def _friction_collisions(self, x_lagged, coll=None):
+        """Normal forces, bases and coordinates of the contacts at x_lagged (coll: the active
+        contacts there, if known), fixed for a solve."""
+        coll = self._collisions(x_lagged) if coll is None else coll
+        return contact.build_friction_collisions(coll, self.mesh, x_lagged, self.dhat, self.barrier_stiffness)
 
     def incremental_potential(self):
         """The coming step's incremental potential from the current state, without drivers:
@@ -578,11 +891,11 @@ class Simulation:
         friction = self._friction_collisions(x_t)
 
         def energy(z):
-            return self._energy(z, z_tilde, friction, x_t)
+            return self._total_energy(self._energy(z, z_tilde, friction, x_t)[0])
 
         def gradient(z):
             x = self.collision_positions(z)
-            return self._gradient_hessian(z, z_tilde, friction, x_t, x, self._collisions(x))[0]
+            return self._gradient(z, z_tilde, friction, x_t, x, self._collisions(x))
 
         return energy, gradient, z_t
 
@@ -607,44 +920,46 @@ class Simulation:
         per_kappa = 2 * s * (1 - s * s) * (1 / (s * s) - 1 - 4 * np.log(s)) * self.dhat ** 3 / self.settings.dt ** 2
         return float(self.settings.contact_force_scale) / per_kappa
 
-    def _newton(self, z, z_tilde, friction, x_t):
+    def _newton(self, z, z_tilde, friction, x_t, x, coll):
+        """Projected Newton from z (x, coll: its contact positions and active contacts); returns
+        the converged z, the iterations, the line-search fractions, and x, coll at the result."""
         s, h = self.settings, self.settings.dt
         alphas = []
-        x = self.collision_positions(z)
-        coll = self._collisions(x)
         prev_min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
+        terms = None  # the energy terms at z, once known
         for iteration in range(1, s.max_newton_iterations + 1):
-            g, H = self._gradient_hessian(z, z_tilde, friction, x_t, x, coll)
+            g = self._gradient(z, z_tilde, friction, x_t, x, coll)
             if not np.all(np.isfinite(g)):
                 raise StepFailed("non-finite gradient in Newton", self.state.copy())
-            p = spla.spsolve(H, -g)
+            p = self._solve(self._hessian(z, friction, x_t, x, coll), -g)
             if not np.all(np.isfinite(p)):
                 raise StepFailed("linear solve produced NaN/inf", self.state.copy())
             dx = (self._P @ p).reshape(-1, 3)
             step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
             if step_norm / h < s.newton_tolerance:
-                return z, iteration - 1, alphas
+                return z, iteration - 1, alphas, x, coll
             # One broad phase per iteration serves the CCD, every line-search energy and the next
             # iterate's contact set: all lie on the segment x -> x + dx.
             pairs = self._candidates(x, x + dx, self.dhat)
             alpha = min(1.0, self._ccd_fraction(x, x + dx, pairs))
-            for body, x_def, dof in zip(self.deformables, self._deformable_positions(z), self._dof):
-                d = np.zeros_like(x_def)
-                free = dof >= 0
-                d[free] = p[dof[free][:, None] + np.arange(3)]
-                alpha = min(alpha, max_noninverting_step(x_def, d, body.tets, body.Dm_inv))
-            e0 = self._energy(z, z_tilde, friction, x_t, pairs)
+            x_defs, dx_defs = self._deformable_positions(z), []
+            for x_def, (free, z_index) in zip(x_defs, self._free_vertex_dofs):
+                dx_defs.append(np.zeros_like(x_def))
+                dx_defs[-1][free] = p[z_index]
+            alpha = min(alpha, self._noninverting_fraction(x_defs, dx_defs))
+            if terms is None:
+                terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
+            e0 = self._total_energy(terms)
             while True:
-                e1 = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
-                if e1 <= e0 or alpha < 1e-12:
+                terms1, x1, coll1 = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+                if self._total_energy(terms1) <= e0 or alpha < 1e-12:
                     break
                 alpha *= 0.5
             if alpha < 1e-12:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
             alphas.append(alpha)
             z = z + alpha * p
-            x = self.collision_positions(z)
-            coll = self._collisions(x, pairs)
+            x, coll, terms = x1, coll1, terms1
             min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
             self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
                                                               self.barrier_stiffness, self.bbox_diagonal)
@@ -660,22 +975,21 @@ class Simulation:
             self._pos_dofs = np.flatnonzero(mask)
         return self._pos_dofs
 
-    def _accept(self, z, z_t, friction, x_t, iterations, alphas, driver_fraction):
+    def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction):
+        """Store the converged z (x, coll: its contact positions and active contacts) and report."""
         h = self.settings.dt
         v = (z - z_t) / h
         state = self.state
         new_x = self._deformable_positions(z)
-        for i, dof in enumerate(self._dof):
-            free = dof >= 0
-            state.deformable_v[i][free] = v[dof[free][:, None] + np.arange(3)]
+        for i, (free, z_index) in enumerate(self._free_vertex_dofs):
+            state.deformable_v[i][free] = v[z_index]
             state.deformable_x[i] = new_x[i]
         for j, off in enumerate(self._affine_offset):
             state.affine_q[j] = z[off:off + 12].copy()
             state.affine_qdot[j] = v[off:off + 12].copy()
         state.time += h
-        x = self.collision_positions(z)
         self._x = x
-        coll = self._collisions(x)
+        self._accepted_contacts = (x, coll)
         B = len(self.bodies)
         normal = self._resultants(coll, contact.contact_forces(coll, self.mesh, x, self.dhat,
                                                                self.barrier_stiffness / h ** 2), B)
