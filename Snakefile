@@ -1,14 +1,47 @@
 # ipcgrasp study: from meshes to held-out evaluation (DESIGN.md section 5).
 # Run from the repository root:  snakemake -c2   (or ./run.sh study)
+# Stages (one file each in workflow/rules/): data (manifest, split), meshes, calibration, grid,
+# evaluation, benchmarks, notebooks. Stage target rules: split, meshes, calibration,
+# psi_sensitivity, grid, evaluation, benchmarks, notebooks (e.g. `snakemake -c2 --until grid`).
 
 configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/meshes.smk"
+include: "workflow/rules/calibration.smk"
+include: "workflow/rules/grid.smk"
+include: "workflow/rules/evaluation.smk"
+include: "workflow/rules/benchmarks.smk"
+include: "workflow/rules/notebooks.smk"
+
+
+localrules:
+    all,
+    notebooks,
+    data_manifest,
+    split,
+    psi_sensitivity,
+    grid_merge,
+    grid,
+    evaluation_merge,
+    evaluation,
+    benchmarks,
 
 
 rule all:
     input:
         "results/data/manifest.json",
+        "results/meshes/report.json",
+        "results/split.json",
+        "results/calibration/psi_th.json",
+        sensitivity_outputs(),
+        grid_tables(),
+        "results/grid/best.json",
+        "results/evaluation/table.csv",
+        "results/evaluation/table.md",
+        "results/benchmarks/resolution.csv",
+        "results/benchmarks/trial_wall_time.csv",
+        NOTEBOOK_OUTPUTS,
     default_target: True

@@ -1,14 +1,18 @@
-"""The Snakemake DAG parses, validates its config and plans jobs (dry run)."""
+"""The Snakemake DAG parses, validates its config and plans the study's jobs (dry runs)."""
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from snakemake.utils import validate
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 
 
 def dry_run(*args, cwd=REPO):
@@ -16,25 +20,70 @@ def dry_run(*args, cwd=REPO):
                           capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("configfile", ["config/config.yaml", "config/smoke.yaml"])
-def test_dry_run_lists_jobs(configfile):
-    result = dry_run("--configfile", configfile)
+def job_counts(output: str) -> dict[str, int]:
+    """Rule -> job count from snakemake's "Job stats" table."""
+    table = output.split("Job stats:")[1].split("total")[0]
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
+
+
+@pytest.mark.parametrize("configfile, grid_cells", [("config/config.yaml", 5 * 4 * 2 * 2),
+                                                     ("config/smoke.yaml", 2)])
+def test_dry_run_plans_every_stage(configfile, grid_cells):
+    result = dry_run("--forceall", "--configfile", configfile)  # whatever results/ holds already
     assert result.returncode == 0, result.stderr
-    assert "data_manifest" in result.stdout
+    counts = job_counts(result.stdout)
+    assert counts["grid_cell"] == grid_cells  # one job per (jaw, rule, E, mu, object); one object
+    for rule in ("data_manifest", "meshes", "split", "calibration", "grid_merge", "grid", "evaluation_simulation",
+                 "evaluation_baseline", "evaluation", "notebook_calibration", "notebook_grid_search",
+                 "notebook_evaluation", "benchmark_resolution", "benchmarks", "notebook_runtime"):
+        assert counts.get(rule, 0) >= 1, rule
+    assert counts["evaluation_baseline"] == 4  # soft_point, reach, 6dfc and always_success
 
 
-def test_bad_config_value_fails_before_any_job_naming_the_key(tmp_path):
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("seed: -3\n")
-    result = dry_run("--configfile", str(bad))
+def test_config_yaml_spells_out_the_schema_defaults():
+    defaults = {}
+    validate(defaults, str(SCHEMA), set_default=True)
+    assert defaults == yaml.safe_load((REPO / "config/config.yaml").read_text())
+
+
+def test_every_schema_key_has_description_default_and_range():
+    schema = yaml.safe_load(SCHEMA.read_text())
+    ranged = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "enum", "minLength", "pattern",
+              "properties", "items")
+
+    def check(properties, path):
+        for name, spec in properties.items():
+            assert "description" in spec and "default" in spec, path + name
+            if name not in ("data_dir",):
+                assert any(k in spec for k in ranged), f"{path}{name} has no range"
+            if "properties" in spec:
+                check(spec["properties"], f"{path}{name}.")
+
+    check(schema["properties"], "")
+
+
+@pytest.mark.parametrize("bad, key", [
+    ("seed: -3\n", "seed"),
+    ("grid:\n  E: [-1.0]\n", "E"),
+    ("sim:\n  dt: 0.0\n", "dt"),
+    ("split:\n  training_grasps: 3\n", "training_grasps"),
+])
+def test_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, bad, key):
+    config = tmp_path / "bad.yaml"
+    config.write_text(bad)
+    result = dry_run("--configfile", str(config))
     assert result.returncode != 0
-    assert "seed" in result.stdout + result.stderr
+    message = result.stdout + result.stderr
+    assert "Error validating config file" in message
+    assert key in message
+    assert "Job stats" not in message
 
 
 def test_manifest_job_runs(tmp_path):
     work = tmp_path / "repo"
     shutil.copytree(REPO, work, ignore=shutil.ignore_patterns(".venv", ".git", "results", ".snakemake", "tests"))
-    result = subprocess.run([str(SNAKEMAKE), "--cores", "1", "--config", f"registry={REPO / 'config/objects.yaml'}"],
+    result = subprocess.run([str(SNAKEMAKE), "--cores", "1", "results/data/manifest.json",
+                             "--config", f"registry={REPO / 'config/objects.yaml'}"],
                             cwd=work, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert (work / "results/data/manifest.json").is_file()

@@ -1,4 +1,4 @@
-# Stage 0: inventory of the data directory against the object registry.
+# Stage 0: inventory of the data directory, and the training / held-out split.
 
 
 rule data_manifest:
@@ -12,3 +12,20 @@ rule data_manifest:
         "results/logs/data_manifest.log",
     script:
         "../scripts/data_manifest.py"
+
+
+rule split:
+    input:
+        registry=REGISTRY,
+        grasps=expand(DATA_DIR / "phys_grasps_json" / "{object}.json", object=OBJECTS),
+    output:
+        "results/split.json",
+    params:
+        data_dir=str(DATA_DIR),
+        objects=OBJECTS,
+        seed=SEED,
+        split=config["split"],
+    log:
+        "results/logs/split.log",
+    script:
+        "../scripts/split.py"

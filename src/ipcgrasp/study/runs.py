@@ -1,0 +1,216 @@
+"""The study's stages as functions (the workflow scripts only read the `snakemake` object and
+call these): mesh checks, grid and evaluation cells of simulated trials, baseline predictions,
+and the Psi_th look-up from the calibration.
+
+Every trial's seed is `grasp.perturbation.trial_seed(root_seed, grasp, trial)`, so every model and
+every setting sees the same perturbed grasp for the same (grasp, trial). A trial that raises is
+recorded as failure mode "solver" with the exception as its reason; the cell goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import trimesh
+import xarray as xr
+
+from ipcgrasp.baselines.interface import MODELS, Prediction
+from ipcgrasp.data.reach import PhysicalGrasps, load_object, load_physical_grasps
+from ipcgrasp.geometry.mesh import mass_properties, validate_mesh
+from ipcgrasp.geometry.pads import PAD_KINDS
+from ipcgrasp.geometry.tetra import make_pad, tet_volumes
+from ipcgrasp.grasp.object import GraspObject
+from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.grasp.params import SimParams
+from ipcgrasp.grasp.perturbation import trial_seed
+from ipcgrasp.grasp.simulate import simulate_grasp
+from ipcgrasp.study.cube import prediction_cell, simulation_cell
+
+ALWAYS_SUCCESS = "always_success"
+"""Name of the trivial predictor that is always in the evaluation table."""
+
+
+def load_study_object(data_dir: str | os.PathLike, name: str, registry) -> tuple[GraspObject, PhysicalGrasps]:
+    """The object (mesh validated, mass from the registry) and its physical grasps."""
+    mesh_path, mass = load_object(data_dir, name, registry)
+    return GraspObject.from_file(mesh_path, mass, name), load_physical_grasps(data_dir, name)
+
+
+def study_params(sim: Mapping, **settings) -> SimParams:
+    """SimParams from the config's fixed `sim` fields and one cell's settings (E, mu, jaw,
+    close_rule, psi_th); unknown field names raise ValueError naming them."""
+    values = {**sim, **settings}
+    unknown = sorted(set(values) - set(SimParams.field_names()))
+    if unknown:
+        raise ValueError(f"unknown simulation parameters {unknown}; SimParams has {', '.join(SimParams.field_names())}")
+    return SimParams(**values)
+
+
+def best_params(sim: Mapping, best: Mapping) -> SimParams:
+    """SimParams of the best grid setting (results/grid/best.json: E, mu, jaw, rule, psi_th)."""
+    settings = {"E": best["E"], "mu": best["mu"], "jaw": best["jaw"], "close_rule": best["rule"]}
+    if best["rule"] == "psi":
+        settings["psi_th"] = best["psi_th"]
+    return study_params(sim, **settings)
+
+
+def trial_seeds(root_seed: int, grasps: Sequence[int], n_trials: int) -> np.ndarray:
+    """(G, T) seeds: trial_seed(root_seed, grasp, trial) for each grasp index and trial."""
+    return np.array([[trial_seed(root_seed, int(g), t) for t in range(n_trials)] for g in grasps], dtype=np.int64)
+
+
+def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed: int,
+              log: Callable[[str], None] | None = None) -> GraspResult:
+    """simulate_grasp, with any exception it raises recorded as a "solver" failure (reason: the
+    exception; its traceback goes to `log`) instead of propagating."""
+    started = time.perf_counter()
+    try:
+        return simulate_grasp(obj, object_pose, grasp_pose, params, seed)
+    except Exception as exc:  # noqa: BLE001 - a numerical failure of one trial must not end the sweep
+        result = GraspResult(success=False, failure_mode="solver", seed=seed,
+                             reason=f"{type(exc).__name__}: {exc}".strip())
+        result.wall_time = time.perf_counter() - started
+        if log:
+            log(traceback.format_exc())
+        return result
+
+
+def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int], params: SimParams,
+                  n_trials: int, root_seed: int, scalars: Mapping, attrs: Mapping | None = None,
+                  log: Callable[[str], None] | None = None) -> xr.Dataset:
+    """Simulate n_trials perturbed trials of each grasp index in `grasps` and return the cell
+    (`cube.simulation_cell`) with `scalars` as its scalar coordinates. `log` gets one line per trial
+    (and the traceback of a trial that raised)."""
+    grasps = [int(g) for g in grasps]
+    seeds = trial_seeds(root_seed, grasps, n_trials)
+    results = []
+    for g, row_seeds in zip(grasps, seeds):
+        row = []
+        for t, seed in enumerate(row_seeds):
+            result = run_trial(obj, physical.object_poses[g], physical.grasp_poses[g], params, int(seed), log)
+            if log:
+                outcome = "success" if result.success else result.failure_mode
+                log(f"grasp {g} trial {t}: {outcome} ({result.reason}), {result.wall_time:.1f} s")
+            row.append(result)
+        results.append(row)
+    psi_th = params.psi_th if params.close_rule == "psi" else float("nan")
+    return simulation_cell(results, grasps, seeds, physical.results[grasps], scalars, psi_th, attrs)
+
+
+def always_success(obj, object_pose, grasp_pose, params, seed) -> Prediction:
+    """The trivial predictor: every grasp succeeds (what the paper's F1 rewards on a mostly
+    successful object)."""
+    return Prediction(True, 1.0, 0.0, {"reason": "always success"})
+
+
+def predictor(name: str) -> Callable:
+    """The predict function of a model: ALWAYS_SUCCESS or a name of baselines.MODELS."""
+    return always_success if name == ALWAYS_SUCCESS else MODELS[name]
+
+
+def predict_cell(predict: Callable, obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int],
+                 params: SimParams, n_trials: int, root_seed: int, scalars: Mapping,
+                 attrs: Mapping | None = None, log: Callable[[str], None] | None = None) -> xr.Dataset:
+    """A baseline model's predictions (`predict(obj, object_pose, grasp_pose, params, seed)`) on
+    the same grasps and trial seeds as the simulator; a prediction that raises counts as a
+    failure with score NaN and the exception as its reason."""
+    grasps = [int(g) for g in grasps]
+    seeds = trial_seeds(root_seed, grasps, n_trials)
+    shape = seeds.shape
+    success, score = np.zeros(shape, dtype=bool), np.full(shape, np.nan)
+    runtime, reason = np.zeros(shape), np.full(shape, "", dtype=object)
+    for i, g in enumerate(grasps):
+        for t, seed in enumerate(seeds[i]):
+            started = time.perf_counter()
+            try:
+                p = predict(obj, physical.object_poses[g], physical.grasp_poses[g], params, int(seed))
+                success[i, t], score[i, t], runtime[i, t] = p.success, p.score, p.runtime
+                reason[i, t] = str(p.info.get("reason", ""))
+            except Exception as exc:  # noqa: BLE001 - one failing prediction must not end the evaluation
+                runtime[i, t] = time.perf_counter() - started
+                reason[i, t] = f"error: {type(exc).__name__}: {exc}"
+            if log:
+                log(f"grasp {g} trial {t}: {'success' if success[i, t] else 'failure'} ({reason[i, t]})")
+    return prediction_cell(success, score, runtime, reason, grasps, seeds, physical.results[grasps], scalars, attrs)
+
+
+def resolution_cell(obj: GraspObject, physical: PhysicalGrasps, grasp: int, subdivisions: int, params: SimParams,
+                    n_trials: int, root_seed: int, scalars: Mapping, attrs: Mapping | None = None,
+                    log: Callable[[str], None] | None = None) -> xr.Dataset:
+    """Runtime vs mesh resolution (the paper's Table V): one grasp's trials with the object's
+    mesh subdivided `subdivisions` times (trimesh's midpoint subdivision, 4x the faces each, the
+    same shape), with its vertex and face counts."""
+    mesh = obj.mesh
+    for _ in range(subdivisions):
+        mesh = mesh.subdivide()
+    fine = GraspObject.from_mesh(mesh, obj.mass, obj.name)
+    cell = simulate_cell(fine, physical, [grasp], params, n_trials, root_seed,
+                         {**scalars, "subdivisions": int(subdivisions)}, attrs, log)
+    return cell.assign(n_vertices=((), len(mesh.vertices), {"units": "1", "long_name": "object mesh vertices"}),
+                       n_faces=((), len(mesh.faces), {"units": "1", "long_name": "object mesh faces"}))
+
+
+def object_mesh_report(data_dir: str | os.PathLike, name: str, registry) -> dict:
+    """What `validate_mesh` checked and repaired on one object's mesh, and its mass properties (SI)."""
+    path, mass = load_object(data_dir, name, registry)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = validate_mesh(trimesh.load(path, process=True, force="mesh"), str(path))
+    props = mass_properties(report.mesh, mass)
+    return {"path": str(path), "watertight": report.watertight, "winding_consistent": report.winding_consistent,
+            "n_vertices": report.n_vertices, "n_faces": report.n_faces, "volume_m3": report.volume,
+            "extents_m": report.extents.tolist(), "repairs": list(report.repairs), "mass_kg": props.mass,
+            "density_kg_m3": props.density, "center_of_mass_m": props.center_of_mass.tolist(),
+            "principal_inertia_kg_m2": np.linalg.eigvalsh(props.inertia).tolist()}
+
+
+def pad_mesh_report(kind: str, resolution: float) -> dict:
+    """Node/tet counts, volume and checks of one pad type's tet mesh (`geometry.make_pad`)."""
+    pad = make_pad(kind, resolution)
+    volumes = tet_volumes(pad.nodes, pad.tets)
+    surface = pad.surface_mesh()
+    surface.remove_unreferenced_vertices()
+    if not (volumes.min() > 0.0 and surface.is_watertight and pad.back_nodes.size):
+        raise ValueError(f"{kind} pad mesh at resolution {resolution} m is unusable: min tet volume "
+                         f"{volumes.min():.3g} m^3, watertight boundary {surface.is_watertight}, "
+                         f"{pad.back_nodes.size} back-face nodes")
+    return {"n_nodes": int(len(pad.nodes)), "n_tets": int(len(pad.tets)),
+            "n_surface_faces": int(len(pad.surface_faces)), "n_back_nodes": int(pad.back_nodes.size),
+            "volume_m3": float(volumes.sum()), "min_tet_volume_m3": float(volumes.min()),
+            "dimensions_m": list(pad.dimensions), "resolution_m": float(resolution)}
+
+
+def mesh_report(data_dir: str | os.PathLike, objects: Sequence[str], registry, pad_resolution: float) -> dict:
+    """Stage meshes: every object's validation report and both pad types' tet meshes. A mesh
+    that cannot be used raises (geometry.MeshError naming the file and the fix)."""
+    return {"objects": {name: object_mesh_report(data_dir, name, registry) for name in objects},
+            "pads": {kind: pad_mesh_report(kind, pad_resolution) for kind in PAD_KINDS}}
+
+
+def psi_th_at(table: Mapping, E: float) -> float:
+    """Psi_th (J) at Young's modulus E (Pa) from a calibration table {"E": [...], "psi_th": [...]}:
+    the tabulated value at E, else interpolated linearly in (log E, log Psi_th) between the
+    bracketing moduli. Raises ValueError when E is outside the table or Psi_th is undefined there."""
+    moduli = np.asarray(table["E"], dtype=np.float64)
+    psi = np.asarray(table["psi_th"], dtype=np.float64)
+    order = np.argsort(moduli)
+    moduli, psi = moduli[order], psi[order]
+    exact = np.flatnonzero(np.isclose(moduli, E, rtol=1e-9, atol=0.0))
+    if exact.size:
+        value = float(psi[exact[0]])
+    elif moduli[0] < E < moduli[-1]:
+        k = int(np.searchsorted(moduli, E))
+        w = (np.log(E) - np.log(moduli[k - 1])) / (np.log(moduli[k]) - np.log(moduli[k - 1]))
+        value = float(np.exp((1.0 - w) * np.log(psi[k - 1]) + w * np.log(psi[k])))
+    else:
+        raise ValueError(f"E = {E:g} Pa is outside the calibrated moduli {moduli.tolist()}; "
+                         "add it to the calibration's E values")
+    if not (np.isfinite(value) and value > 0.0):
+        raise ValueError(f"the calibration has no Psi_th at E = {E:g} Pa (the pad force never reached the "
+                         "closing force in the squeeze test); raise the squeeze test's travel or pick another E")
+    return value

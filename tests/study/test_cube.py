@@ -1,0 +1,144 @@
+import itertools
+import os
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from ipcgrasp.grasp.outcome import FAILURE_MODES, GraspResult
+from ipcgrasp.study.cube import (
+    FAILURE_FLAG_MEANINGS,
+    SIMULATION_VARIABLES,
+    failure_mode_names,
+    merge_cells,
+    physical_robustness,
+    prediction_cell,
+    read_cube,
+    robustness,
+    simulation_cell,
+    value_label,
+    write_netcdf_atomic,
+)
+
+GRASPS = [3, 8, 11]
+TRIALS = 2
+
+
+def fake_result(rng, mode):
+    return GraspResult(success=mode is None, failure_mode=mode, reason=f"reason {mode}",
+                       close_time=float("nan") if mode == "miss" else rng.uniform(0.2, 2.0),
+                       psi=tuple(rng.uniform(1e-6, 1e-4, 2)), close_forces=tuple(rng.uniform(15, 25, 2)),
+                       start_opening=0.04, close_opening=0.03, object_translation=rng.uniform(0, 0.01),
+                       object_rotation=rng.uniform(0, 0.3), lift_height=rng.uniform(0, 0.02),
+                       min_distance=float("inf") if mode == "miss" else rng.uniform(1e-7, 1e-5),
+                       newton_iterations=int(rng.integers(50, 500)), steps=100, wall_time=rng.uniform(1, 10))
+
+
+def make_cell(seed=0, physical=None, **scalars):
+    rng = np.random.default_rng(seed)
+    modes = (None,) + FAILURE_MODES
+    results = [[fake_result(rng, modes[rng.integers(len(modes))]) for _ in range(TRIALS)] for _ in GRASPS]
+    seeds = np.arange(len(GRASPS) * TRIALS).reshape(len(GRASPS), TRIALS) + 10**18
+    if physical is None:
+        physical = np.array([[1, 1, 0, 1, 1], [0, 0, 0, 1, 0], [1, 1, 1, 1, 1]], dtype=bool)
+    scalars = {"jaw": "rounded", "rule": "force", "E": 1e8, "mu": 0.4, "object": "cube_3cm", **scalars}
+    psi_th = 9e-6 if scalars["rule"] == "psi" else float("nan")
+    return results, simulation_cell(results, GRASPS, seeds, physical, scalars, psi_th, attrs={"stage": "grid"})
+
+
+def test_simulation_cell_holds_every_trial_with_units():
+    results, cell = make_cell()
+    assert dict(cell.sizes) == {"grasp": 3, "trial": TRIALS, "physical_trial": 5}
+    assert cell.grasp.values.tolist() == GRASPS
+    for variable in SIMULATION_VARIABLES:
+        assert cell[variable.name].dims == ("grasp", "trial")
+        assert cell[variable.name].attrs["long_name"]
+        if variable.units:
+            assert cell[variable.name].attrs["units"] == variable.units
+    for g, t in itertools.product(range(3), range(TRIALS)):
+        r = results[g][t]
+        assert cell.success.values[g, t] == r.success
+        assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[g, t]] == (r.failure_mode or "none")
+        assert cell.psi_2.values[g, t] == r.psi[1] and cell.force_1.values[g, t] == r.close_forces[0]
+        assert cell.newton_iterations.values[g, t] == r.newton_iterations
+    flags = cell.failure_mode.attrs
+    assert flags["flag_meanings"].split() == list(FAILURE_FLAG_MEANINGS)
+    assert flags["flag_values"].tolist() == list(range(len(FAILURE_FLAG_MEANINGS)))
+    assert cell.E.item() == 1e8 and cell.E.attrs["units"] == "Pa"
+    assert np.isnan(cell.psi_th.item())
+
+
+def test_merge_places_every_cell_and_keeps_shared_variables_once():
+    cells, originals = [], {}
+    for k, (E, mu, rule) in enumerate(itertools.product([1e9, 1e7], [0.6, 0.3], ["psi", "force"])):
+        _, cell = make_cell(seed=k, E=E, mu=mu, rule=rule)
+        cell.attrs["created"] = f"time {k}"  # conflicting attrs are dropped
+        cells.append(cell)
+        originals[E, mu, rule] = cell
+    cube = merge_cells(cells, dims=("E", "mu", "rule", "object"), attrs={"config_hash": "abc"})
+    assert cube.success.dims == ("E", "mu", "rule", "object", "grasp", "trial")
+    assert cube.E.values.tolist() == [1e7, 1e9] and cube.rule.values.tolist() == ["force", "psi"]
+    assert cube.physical_success.dims == ("object", "grasp", "physical_trial")
+    assert cube.seed.dims == ("object", "grasp", "trial")
+    assert cube.success.dtype == bool and cube.failure_mode.dtype == np.int8
+    assert cube.attrs == {"stage": "grid", "config_hash": "abc"}
+    for (E, mu, rule), cell in originals.items():
+        picked = cube.sel(E=E, mu=mu, rule=rule, object="cube_3cm")
+        for name in ("success", "failure_mode", "wall_time", "reason"):
+            np.testing.assert_array_equal(picked[name].values, cell[name].values)
+        assert picked.psi_th.isnull().item() == (rule == "force")
+    assert cube.jaw.item() == "rounded" and cube.E.attrs["units"] == "Pa"
+
+
+def test_merge_refuses_cells_that_disagree_on_the_physical_data():
+    _, a = make_cell(E=1e7)
+    _, b = make_cell(E=1e8, physical=np.ones((3, 5), dtype=bool))
+    with pytest.raises(ValueError, match="disagree"):
+        merge_cells([a, b], dims=("E", "object"))
+
+
+def test_robustness_is_the_success_fraction():
+    _, cell = make_cell()
+    np.testing.assert_allclose(robustness(cell).values, cell.success.values.mean(axis=1))
+    np.testing.assert_allclose(physical_robustness(cell).values, [0.8, 0.2, 1.0])
+
+
+def test_netcdf_round_trip_is_identical(tmp_path):
+    _, cell = make_cell(seed=5)
+    cells = [cell, make_cell(seed=6, mu=0.5)[1]]
+    cube = merge_cells(cells, dims=("mu", "object"), attrs={"seed": 0, "created": "now"})
+    cube.min_distance.values[0, 0, 0, 0] = np.inf
+    cube.close_time.values[0, 0, 1, 1] = np.nan
+    path = write_netcdf_atomic(cube, tmp_path / "sub" / "cube.nc")
+    back = read_cube(path)
+    xr.testing.assert_identical(back, cube)
+    assert back.success.dtype == bool and back.seed.dtype == np.int64
+    assert np.isinf(back.min_distance.values[0, 0, 0, 0]) and np.isnan(back.close_time.values[0, 0, 1, 1])
+    assert os.listdir(tmp_path / "sub") == ["cube.nc"]
+
+
+def test_prediction_cell_round_trip(tmp_path):
+    success = np.array([[True, False], [True, True], [False, False]])
+    cell = prediction_cell(success, np.where(success, 2.0, np.nan), np.full((3, 2), 0.01),
+                           np.where(success, "held", "slip"), GRASPS, np.zeros((3, 2), dtype=np.int64),
+                           np.ones((3, 5), dtype=bool), {"model": "reach", "object": "cube_3cm"})
+    xr.testing.assert_identical(read_cube(write_netcdf_atomic(cell, tmp_path / "p.nc")), cell)
+    assert cell.runtime.attrs["units"] == "s"
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path):
+    _, cell = make_cell()
+    path = write_netcdf_atomic(cell, tmp_path / "cube.nc")
+    before = path.read_bytes()
+    broken = cell.assign_attrs(unserialisable={"a": 1})
+    with pytest.raises(Exception):
+        write_netcdf_atomic(broken, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["cube.nc"]
+
+
+def test_failure_mode_names_and_value_labels():
+    assert failure_mode_names([0, 6, np.nan]).tolist() == ["none", "solver", ""]
+    for value, label in [(1e7, "1e7"), (1e11, "1e11"), (2.5e10, "2.5e10"), (0.4, "0.4"), (20.0, "20"),
+                         (0.3, "0.3")]:
+        assert value_label(value) == label and float(label) == value

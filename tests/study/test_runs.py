@@ -1,0 +1,91 @@
+import numpy as np
+import pytest
+
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.data.registry import load_registry
+from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.grasp.params import SimParams
+from ipcgrasp.grasp.perturbation import trial_seed
+from ipcgrasp.study import runs
+from ipcgrasp.study.cube import FAILURE_FLAG_MEANINGS
+
+
+def test_psi_th_at_reads_or_interpolates_in_log_log():
+    table = {"E": [1e9, 1e7, 1e8], "psi_th": [1e-6, 1e-4, 1e-5]}
+    assert runs.psi_th_at(table, 1e8) == 1e-5
+    # psi_th proportional to 1/E between the samples: exact under log-log interpolation
+    assert runs.psi_th_at(table, 10**8.5) == pytest.approx(10**-5.5, rel=1e-12)
+    with pytest.raises(ValueError, match="outside the calibrated moduli"):
+        runs.psi_th_at(table, 1e11)
+    with pytest.raises(ValueError, match="no Psi_th at E = 1e\\+08"):
+        runs.psi_th_at({"E": [1e8], "psi_th": [float("nan")]}, 1e8)
+
+
+def test_params_of_a_cell_and_of_the_best_setting():
+    params = runs.study_params({"dt": 0.01}, E=1e9, mu=0.5, jaw="rectangular", close_rule="force")
+    assert (params.E, params.mu, params.jaw, params.dt) == (1e9, 0.5, "rectangular", 0.01)
+    with pytest.raises(ValueError, match="unknown simulation parameters \\['dtt'\\]"):
+        runs.study_params({"dtt": 0.01})
+    best = runs.best_params({}, {"E": 1e8, "mu": 0.4, "jaw": "rounded", "rule": "psi", "psi_th": 2e-5})
+    assert (best.close_rule, best.psi_th) == ("psi", 2e-5)
+    assert runs.best_params({}, {"E": 1e8, "mu": 0.4, "jaw": "rounded", "rule": "force", "psi_th": None}).psi_th \
+        == SimParams().psi_th
+
+
+def test_trial_seeds_are_the_shared_per_trial_seeds():
+    seeds = runs.trial_seeds(7, [3, 11], 2)
+    assert seeds.tolist() == [[trial_seed(7, g, t) for t in range(2)] for g in (3, 11)]
+
+
+class FakePhysical:
+    grasp_poses = np.tile(np.eye(4), (4, 1, 1))
+    object_poses = np.tile(np.eye(4), (4, 1, 1))
+    results = np.array([[1, 1], [0, 1], [0, 0], [1, 1]], dtype=bool)
+
+
+def test_a_trial_that_raises_is_recorded_as_solver_failure(monkeypatch):
+    calls = []
+
+    def fake_simulate(obj, object_pose, grasp_pose, params, seed):
+        calls.append(seed)
+        if len(calls) == 2:
+            raise np.linalg.LinAlgError("singular matrix")
+        return GraspResult(success=True, reason="held", wall_time=0.5)
+
+    monkeypatch.setattr(runs, "simulate_grasp", fake_simulate)
+    lines = []
+    cell = runs.simulate_cell(None, FakePhysical, [1, 3], SimParams(), 2, 0,
+                              {"object": "x", "rule": "force"}, log=lines.append)
+    assert calls == runs.trial_seeds(0, [1, 3], 2).ravel().tolist()
+    assert cell.success.values.tolist() == [[True, False], [True, True]]
+    assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[0, 1]] == "solver"
+    assert cell.reason.values[0, 1] == "LinAlgError: singular matrix"
+    assert any("Traceback" in line for line in lines) and len(lines) == 5
+    assert cell.physical_success.values.tolist() == [[0, 1], [1, 1]]
+
+
+def test_predict_cell_uses_the_same_seeds_and_survives_errors():
+    seen = []
+
+    def flaky(obj, object_pose, grasp_pose, params, seed):
+        seen.append(seed)
+        if seed == seen[0]:
+            raise RuntimeError("no contact")
+        return runs.always_success(obj, object_pose, grasp_pose, params, seed)
+
+    cell = runs.predict_cell(flaky, None, FakePhysical, [0, 2], SimParams(), 2, 5, {"model": "m", "object": "x"})
+    assert seen == runs.trial_seeds(5, [0, 2], 2).ravel().tolist()
+    assert cell.success.values.tolist() == [[False, True], [True, True]]
+    assert cell.reason.values[0, 0] == "error: RuntimeError: no contact" and np.isnan(cell.score.values[0, 0])
+    assert runs.predictor(runs.ALWAYS_SUCCESS) is runs.always_success
+
+
+def test_mesh_report_of_the_bundled_cube_and_both_pads():
+    report = runs.mesh_report(resolve_data_dir(), ["cube_3cm"], load_registry(), 3e-3)
+    cube = report["objects"]["cube_3cm"]
+    assert cube["watertight"] and cube["n_faces"] == 12
+    assert cube["volume_m3"] == pytest.approx(0.03**3, rel=1e-6)
+    assert cube["mass_kg"] == 0.003 and cube["density_kg_m3"] == pytest.approx(0.003 / 0.03**3)
+    for kind in ("rounded", "rectangular"):
+        pad = report["pads"][kind]
+        assert pad["n_tets"] > 100 and pad["n_nodes"] > pad["n_back_nodes"] > 0 and pad["min_tet_volume_m3"] > 0

@@ -1,0 +1,86 @@
+# Stage 4: the held-out grasps with the best training setting: the simulator (one job per
+# object), every baseline and the always-success predictor on the same grasps and trial seeds;
+# the Table 4.2-style comparison.
+
+
+rule evaluation_simulation:
+    input:
+        object_data,
+        registry=REGISTRY,
+        split="results/split.json",
+        best="results/grid/best.json",
+    output:
+        "results/evaluation/ipcgrasp/{object}.nc",
+    params:
+        data_dir=str(DATA_DIR),
+        sim=SIM,
+        trials=TRIALS,
+        seed=SEED,
+    log:
+        "results/logs/evaluation/ipcgrasp/{object}.log",
+    benchmark:
+        "results/benchmarks/evaluation/ipcgrasp/{object}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=240,
+    script:
+        "../scripts/evaluation_simulation.py"
+
+
+rule evaluation_merge:
+    input:
+        expand("results/evaluation/ipcgrasp/{object}.nc", object=HELDOUT_OBJECTS),
+    output:
+        "results/evaluation/ipcgrasp.nc",
+    params:
+        seed=SEED,
+    log:
+        "results/logs/evaluation/merge_ipcgrasp.log",
+    script:
+        "../scripts/evaluation_merge.py"
+
+
+rule evaluation_baseline:
+    input:
+        expand(DATA_DIR / "object_meshes" / "{object}.obj", object=HELDOUT_OBJECTS),
+        registry=REGISTRY,
+        split="results/split.json",
+        best="results/grid/best.json",
+    output:
+        "results/evaluation/{model}.nc",
+    params:
+        data_dir=str(DATA_DIR),
+        objects=HELDOUT_OBJECTS,
+        sim=SIM,
+        trials=TRIALS,
+        seed=SEED,
+    log:
+        "results/logs/evaluation/{model}.log",
+    benchmark:
+        "results/benchmarks/evaluation/{model}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    script:
+        "../scripts/evaluation_baseline.py"
+
+
+rule evaluation:
+    input:
+        cubes=["results/evaluation/ipcgrasp.nc"] + expand("results/evaluation/{model}.nc", model=EVALUATION_MODELS),
+        split="results/split.json",
+        best="results/grid/best.json",
+    output:
+        csv="results/evaluation/table.csv",
+        md="results/evaluation/table.md",
+    params:
+        models=["ipcgrasp"] + EVALUATION_MODELS,
+        trials=TRIALS,
+        n_boot=EVALUATION["n_boot"],
+        seed=SEED,
+    log:
+        "results/logs/evaluation/table.log",
+    script:
+        "../scripts/evaluation_table.py"

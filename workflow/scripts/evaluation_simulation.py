@@ -1,0 +1,25 @@
+"""The simulator on one object's held-out grasps with the best training setting (snakemake script)."""
+
+import json
+import sys
+
+from ipcgrasp.data.registry import load_registry
+from ipcgrasp.study.cube import write_netcdf_atomic
+from ipcgrasp.study.provenance import provenance_attrs
+from ipcgrasp.study.runs import best_params, load_study_object, simulate_cell
+from ipcgrasp.study.split import load_split
+
+sm = snakemake  # noqa: F821
+sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
+p, name = sm.params, sm.wildcards.object
+with open(sm.input.best) as stream:
+    best = json.load(stream)
+params = best_params(p.sim, best)
+print(params)
+obj, physical = load_study_object(p.data_dir, name, load_registry(sm.input.registry))
+grasps = load_split(sm.input.split)["heldout"][name]
+cell = simulate_cell(obj, physical, grasps, params, p.trials, p.seed,
+                     scalars={"model": "ipcgrasp", "object": name, "jaw": params.jaw, "rule": params.close_rule,
+                              "E": params.E, "mu": params.mu},
+                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "evaluation"}, log=print)
+write_netcdf_atomic(cell, sm.output[0])
