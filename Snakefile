@@ -17,17 +17,26 @@ include: "workflow/rules/benchmarks.smk"
 include: "workflow/rules/notebooks.smk"
 
 
+# Jobs that take seconds run in the main snakemake process, also under a cluster executor; the
+# simulation jobs (calibration, psi_sensitivity_cell, grid_cell, evaluation_simulation,
+# benchmark_resolution) are the ones submitted.
 localrules:
     all,
-    notebooks,
     data_manifest,
     split,
+    meshes,
     psi_sensitivity,
     grid_merge,
     grid,
     evaluation_merge,
+    evaluation_baseline,
     evaluation,
     benchmarks,
+    notebook_calibration,
+    notebook_grid_search,
+    notebook_evaluation,
+    notebook_runtime,
+    notebooks,
 
 
 rule all:

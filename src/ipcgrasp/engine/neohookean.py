@@ -23,7 +23,10 @@ Clamping the nine eigenvalues at zero gives the PSD projection of d2Psi/dF2; the
 Hessian is vol * B^T (d2Psi/dF2) B with B = dvec(F)/dx (12 -> 9, onto), so it is PSD exactly when
 the F-space Hessian is, and the projection leaves an already-PSD Hessian unchanged.
 The 3x3 SVD (one-sided Jacobi) and symmetric eigensolve (cyclic Jacobi) are written out here:
-for 3x3 matrices they are several times faster than LAPACK calls from numba.
+for 3x3 matrices they are several times faster than LAPACK calls from numba. The scaling block
+is nearly always positive definite and then enters through its Cholesky factor (nothing to
+clamp); the SVD can start from the rotation of a nearby F (a simulation's previous iterate),
+which saves most Jacobi rotations. Mesh loops reuse per-call scratch (the `_into` kernels).
 
 Kernels (`_name`) take float64 arrays and int64 tets; the public wrappers validate and convert.
 """
@@ -449,11 +452,18 @@ def _tet_hessian(F, D, volume, mu, lam, project, out, workspace, rotation):
     the twist and flip modes (G_ij -/+ G_ji) / sqrt 2. A enters by its Cholesky factor when it
     is positive definite (then there is nothing to clamp), else by its eigendecomposition.
     workspace: from _hessian_workspace (reused across tets); rotation (3,3): the SVD's starting
-    V on entry (see _rotation_svd_into), its V on return."""
+    V on entry (see _rotation_svd_into), its V on return (the identity instead if V is not
+    finite or rounding over many warm starts has moved det V off 1).
+    Element-wise loops rather than slice assignments keep the compile time down."""
     U, sigma, V, DV, g, A, W, w = workspace
-    V[:, :] = rotation
+    for a in range(3):
+        for b in range(3):
+            V[a, b] = rotation[a, b]
     _rotation_svd_into(F, U, sigma, V)
-    rotation[:, :] = V
+    keep = abs(_det3(V) - 1.0) < 1e-9
+    for a in range(3):
+        for b in range(3):
+            rotation[a, b] = V[a, b] if keep else (1.0 if a == b else 0.0)
     lnJ = np.log(sigma[0] * sigma[1] * sigma[2])
     for m in range(4):
         for j in range(3):
@@ -465,11 +475,14 @@ def _tet_hessian(F, D, volume, mu, lam, project, out, workspace, rotation):
             A[i, j] = lam / (sigma[i] * sigma[j])
         A[i, i] += mu + (mu - lam * lnJ) / (sigma[i] * sigma[i])
     if _cholesky3(A, W):
-        w[:] = 1.0
+        for k in range(3):
+            w[k] = 1.0
     else:
         eigenvalues, eigenvectors = _symmetric_eigen3(A)
-        w[:] = eigenvalues
-        W[:, :] = eigenvectors
+        for k in range(3):
+            w[k] = eigenvalues[k]
+            for i in range(3):
+                W[i, k] = eigenvectors[i, k]
     for k in range(3):
         if project and w[k] < 0.0:
             continue
@@ -547,7 +560,9 @@ def _elastic_hessians(x, tets, Dm_inv, volumes, mu, lam, project, out):
     for t in range(tets.shape[0]):
         _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
         _shape_derivatives_into(Dm_inv[t], D)
-        rotation[:, :] = np.eye(3)
+        for a in range(3):
+            for b in range(3):
+                rotation[a, b] = 1.0 if a == b else 0.0
         _tet_hessian(F, D, volumes[t], mu, lam, project, out[t], workspace, rotation)
 
 

@@ -11,6 +11,12 @@ x(z) = P z + c the contact-surface vertex positions (P constant, c the driven ve
 Projected Newton with a sparse direct solve; the line search clips the step by CCD, then by tet
 inversion, then backtracks on E. Every accepted configuration is intersection-free.
 
+The Hessian's upper triangle is assembled straight into a CSC pattern that is kept while the
+contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
+Hessians carried into z through per-coordinate maps of P), and factored by qdldl's LDL^T,
+whose ordering and symbolic analysis are reused while the pattern stays (measured against
+SciPy's SuperLU: 0.3 ms against 1.8 ms per solve at 700 DOFs).
+
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
 cost about as much as the kernels.
@@ -41,7 +47,9 @@ from ipcgrasp.engine.broadphase import _candidates as _broad_phase
 from ipcgrasp.engine.broadphase import _plane_candidates, candidates
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.neohookean import (
+    _cofactor_into,
     _deformation_gradient_into,
+    _det3,
     _elastic_energy,
     _elastic_gradient,
     _hessian_workspace,
@@ -274,28 +282,43 @@ def _add_elastic_hessians(data, slots, x, tets, Dm_inv, volumes, mu, lam, scale,
 
 
 @njit
-def _add_coupling_product(out, x, tets, Dm_inv, volumes, mu, lam, coupled, free, driven, dc, scale, rotations):
-    """out[free[k, a]] += scale sum_b H_t[a, b] dc[driven[k, b]] for the exact Neo-Hookean
-    Hessians H_t of the tets t = coupled[k], rows mapped to free DOFs and columns to prescribed
-    coordinates (index -1: neither); rotations as in _add_elastic_hessians."""
+def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, free, scale):
+    """out[free[k, 3 m + a]] += scale (H_t dx_t)[3 m + a] for the tets t = coupled[k]: the exact
+    Neo-Hookean Hessian of tet t at positions x applied to the displacements dx (n,3), without
+    forming H_t. With dF the deformation gradient of dx,
+    dP = mu dF + (mu - lam ln J) F^-T dF^T F^-T + lam (F^-T : dF) F^-T and vertex m gets
+    volume dP D_m (D the shape derivatives); free index -1: not a free DOF."""
     F = np.empty((3, 3))
+    dF = np.empty((3, 3))
+    C = np.empty((3, 3))
+    M = np.empty((3, 3))
+    dP = np.empty((3, 3))
     D = np.empty((4, 3))
-    H = np.empty((12, 12))
-    workspace = _hessian_workspace()
     for k in range(coupled.shape[0]):
         t = coupled[k]
         _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
+        _deformation_gradient_into(dx, tets[t], Dm_inv[t], dF)
         _shape_derivatives_into(Dm_inv[t], D)
-        _tet_hessian(F, D, volumes[t], mu, lam, False, H, workspace, rotations[t])
-        for a in range(12):
-            r = free[k, a]
-            if r < 0:
-                continue
-            acc = 0.0
-            for b in range(12):
-                if driven[k, b] >= 0:
-                    acc += H[a, b] * dc[driven[k, b]]
-            out[r] += scale * acc
+        J = _det3(F)
+        lnJ = np.log(J)
+        _cofactor_into(F, C)  # F^-T = C / J
+        trace = 0.0
+        for a in range(3):
+            for b in range(3):
+                trace += C[a, b] * dF[a, b]
+        trace /= J
+        for a in range(3):  # M = dF^T F^-T
+            for b in range(3):
+                M[a, b] = (dF[0, a] * C[0, b] + dF[1, a] * C[1, b] + dF[2, a] * C[2, b]) / J
+        for a in range(3):
+            for b in range(3):
+                FMF = (C[a, 0] * M[0, b] + C[a, 1] * M[1, b] + C[a, 2] * M[2, b]) / J
+                dP[a, b] = mu * dF[a, b] + (mu - lam * lnJ) * FMF + lam * trace * C[a, b] / J
+        for m in range(4):
+            for a in range(3):
+                r = free[k, 3 * m + a]
+                if r >= 0:
+                    out[r] += scale * volumes[t] * (dP[a, 0] * D[m, 0] + dP[a, 1] * D[m, 1] + dP[a, 2] * D[m, 2])
 
 
 def _pose_parts(pose):
@@ -372,7 +395,9 @@ class Simulation:
             R, t = _pose_parts(poses.get(body.name, np.eye(4)))
             x_kin.append(body.vertices @ R.T + t)
         self.n_dof = nz
-        self._free_vertex_dofs = [(np.flatnonzero(dof >= 0), dof[dof >= 0][:, None] + np.arange(3)) for dof in self._dof]
+        # per deformable: its free vertices and their (n_free, 3) indices into z
+        self._free_vertex_dofs = [(np.flatnonzero(dof >= 0), dof[dof >= 0][:, None] + np.arange(3))
+                                  for dof in self._dof]
         self.state = State(0.0, x_def, v_def, q, qdot, x_kin)
 
     def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
@@ -477,20 +502,14 @@ class Simulation:
                                 shape=(self.n_dof, self.n_dof))
         self._average_mass = float(self._M.diagonal().mean())
         self._mass_entries = (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
-        self._coupling_scatter = []
-        n_driven = 0
+        # tets with both free and prescribed vertices couple them: their indices and z indices
+        self._coupling_tets = []
         for body, dof in zip(self.deformables, self._dof):
-            driven = -np.ones(body.n_vertices, dtype=np.int64)
-            driven[body.prescribed] = n_driven + 3 * np.arange(len(body.prescribed))
-            n_driven += 3 * len(body.prescribed)
-            tet_driven = np.where(driven[body.tets][:, :, None] >= 0, driven[body.tets][:, :, None] + np.arange(3), -1)
-            tet_driven = tet_driven.reshape(len(body.tets), 1, 12)
             tet_free = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
-            tet_free = tet_free.reshape(len(body.tets), 12, 1)
-            # only tets with both free and prescribed vertices couple them
-            coupled = np.flatnonzero((tet_free >= 0).any(axis=(1, 2)) & (tet_driven >= 0).any(axis=(1, 2)))
-            self._coupling_scatter.append((coupled, tet_free[coupled, :, 0], tet_driven[coupled, 0, :]))
-        self.n_driven = n_driven
+            tet_free = tet_free.reshape(len(body.tets), 12)
+            n_free = (dof[body.tets] >= 0).sum(axis=1)
+            coupled = np.flatnonzero((n_free > 0) & (n_free < 4))
+            self._coupling_tets.append((coupled, tet_free[coupled]))
         # each tet's SVD starts from its previous rotation V: a few Jacobi sweeps fewer per Hessian
         self._svd_rotations = [np.tile(np.eye(3), (len(body.tets), 1, 1)) for body in self.deformables]
         self._build_hessian_pattern()
@@ -542,6 +561,7 @@ class Simulation:
         _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
         self._hessian_matrix = sp.csc_matrix((self._mass_data.copy(), self._indices, self._indptr), shape=(n, n))
         self._solver = None
+        self._last_hessian_without_contact = (None, [], None, None)
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
@@ -674,15 +694,7 @@ class Simulation:
         """Upper-triangle CSC values (in the current pattern) of the PSD-projected Hessian of the
         incremental potential at z; x, coll: the contact positions and active contacts at z. The
         pattern grows when contacts couple degrees of freedom it lacks."""
-        h2 = self.settings.dt ** 2
-        data = self._mass_data.copy()
-        for body, x_def, slots, rotations in zip(self.deformables, self._deformable_positions(z), self._tet_slots,
-                                                 self._svd_rotations):
-            _add_elastic_hessians(data, slots, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, h2,
-                                  rotations)
-        for body, off, slots in zip(self.affines, self._affine_offset, self._ortho_slots):
-            H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
-            _add_scaled(data, slots, H.ravel(), h2)
+        data = self._hessian_without_contact(z)
         terms = [(*contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True),
                   self.barrier_stiffness)]
         if friction is not None:
@@ -696,6 +708,26 @@ class Simulation:
             data = np.zeros(len(self._hessian_keys))
             data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
             self._add_contact_terms(data, terms)
+        return data
+
+    def _hessian_without_contact(self, z):
+        """Upper-triangle CSC values of M + h^2 (elastic + orthogonality Hessians) at z. The last
+        result is kept with its positions: a step's drive needs it where the previous step's
+        Newton ended."""
+        x_defs = self._deformable_positions(z)
+        z_last, x_defs_last, keys_last, data = self._last_hessian_without_contact
+        if (keys_last is self._hessian_keys and np.array_equal(z_last, z)
+                and all(np.array_equal(a, b) for a, b in zip(x_defs_last, x_defs))):
+            return data.copy()
+        h2 = self.settings.dt ** 2
+        data = self._mass_data.copy()
+        for body, x_def, slots, rotations in zip(self.deformables, x_defs, self._tet_slots, self._svd_rotations):
+            _add_elastic_hessians(data, slots, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, h2,
+                                  rotations)
+        for body, off, slots in zip(self.affines, self._affine_offset, self._ortho_slots):
+            H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
+            _add_scaled(data, slots, H.ravel(), h2)
+        self._last_hessian_without_contact = (z.copy(), x_defs, self._hessian_keys, data.copy())
         return data
 
     def _add_contact_terms(self, data, terms):
@@ -740,15 +772,13 @@ class Simulation:
             return 1.0, coll
         state = self.state
         z = self.pack()
-        dc = np.zeros(self.n_driven)
-        start = 0
+        dc = []  # per deformable: the prescribed vertices' displacements (zero elsewhere)
         for i, body in enumerate(self.deformables):
-            n = 3 * len(body.prescribed)
+            dc.append(np.zeros((body.n_vertices, 3)))
             if i in targets_def:
-                dc[start:start + n] = (targets_def[i] - state.deformable_x[i][body.prescribed]).ravel()
-            start += n
+                dc[i][body.prescribed] = targets_def[i] - state.deformable_x[i][body.prescribed]
         dz = np.zeros(self.n_dof)
-        if np.any(dc):
+        if any(np.any(d) for d in dc):
             dz = self._solve(self._hessian(z, friction, x_t, x_t, coll), -self._drive_coupling(z, dc))
         targets = {}
         for i, body in enumerate(self.deformables):
@@ -756,17 +786,18 @@ class Simulation:
             if i in targets_def:
                 x[body.prescribed] = targets_def[i]
             targets[i] = x
-        return self._move(targets, targets_kin, [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset],
-                          min_distance=contact.min_distance(coll, self.mesh, x_t))
+        targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset]
+        return self._move(targets, targets_kin, targets_affine, contact.min_distance(coll, self.mesh, x_t))
 
     def _drive_coupling(self, z, dc):
         """H_zc dc, with H_zc = d^2 E / dz dc between free DOFs and prescribed coordinates (elastic
-        terms only; prescribed vertices touch nothing else)."""
+        terms only; prescribed vertices touch nothing else); dc: per deformable, the (n,3)
+        displacements of its prescribed vertices."""
         out = np.zeros(self.n_dof)
-        for body, x_def, (coupled, free, driven), rotations in zip(self.deformables, self._deformable_positions(z),
-                                                                   self._coupling_scatter, self._svd_rotations):
-            _add_coupling_product(out, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled, free,
-                                  driven, dc, self.settings.dt ** 2, rotations)
+        for body, x_def, dx, (coupled, free) in zip(self.deformables, self._deformable_positions(z), dc,
+                                                    self._coupling_tets):
+            _add_coupling_product(out, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled,
+                                  free, self.settings.dt ** 2)
         return out
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):

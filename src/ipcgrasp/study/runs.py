@@ -1,6 +1,6 @@
 """The study's stages as functions (the workflow scripts only read the `snakemake` object and
-call these): mesh checks, grid and evaluation cells of simulated trials, baseline predictions,
-and the Psi_th look-up from the calibration.
+call these): mesh checks, grid, sensitivity and evaluation cells of simulated trials, baseline
+predictions, runtime vs mesh resolution, and the Psi_th look-up from the calibration.
 
 Every trial's seed is `grasp.perturbation.trial_seed(root_seed, grasp, trial)`, so every model and
 every setting sees the same perturbed grasp for the same (grasp, trial). A trial that raises is

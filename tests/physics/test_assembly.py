@@ -1,0 +1,167 @@
+"""The simulation's fast paths against plain references: the fixed-pattern sparse Hessian and its
+LDL^T solve (scipy assembly and spsolve), the drive's Hessian-vector product (dense per-tet
+Hessians), warm-started SVDs (cold start) and the culled broad phase (the full one)."""
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from ipcgrasp.engine import collisions as contact
+from ipcgrasp.engine.affine_body import orthogonality_potential_hessian
+from ipcgrasp.engine.bodies import Ground
+from ipcgrasp.engine.broadphase import candidates
+from ipcgrasp.engine.neohookean import _hessian_workspace, _rotation_svd, _tet_hessian, elastic_hessians
+from ipcgrasp.engine.simulation import Simulation, SolverSettings
+
+from .scenes import affine_box, deformable_block, pose
+
+
+def box_pad_scene():
+    """A moving box on the ground touching a pad whose back face is prescribed."""
+    box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
+    pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 2, 2), E=1e5, prescribed_side="-x")
+    settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3)
+    sim = Simulation([box, pad], poses={"box": pose((0, 0, 0.0105)), "pad": pose((-0.0125, 0.001, 0.011))},
+                     ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, settings=settings)
+    sim.state.affine_qdot[0][:3] = (0.01, -0.02, 0.0)
+    return sim
+
+
+def step_inputs(sim, rng):
+    """A perturbed iterate z of the coming step with its contacts and lagged friction."""
+    z_t = sim.pack()
+    z_tilde = sim._predicted(z_t, sim.pack(velocities=True))
+    x_t = sim.collision_positions(z_t)
+    sim._init_barrier_stiffness(z_t, z_tilde, x_t, sim._collisions(x_t))
+    friction = sim._friction_collisions(x_t)
+    z = z_t + 1e-5 * rng.standard_normal(z_t.size) * (np.abs(z_t) > 0)
+    x = sim.collision_positions(z)
+    return z, friction, x_t, x, sim._collisions(x)
+
+
+def reference_hessian(sim, z, friction, x_t, x, coll):
+    """M + h^2 (elastic + orthogonality) + P^T (kappa B'' + D'') P, assembled by scipy from
+    dense per-element Hessians."""
+    h2 = sim.settings.dt ** 2
+    n = sim.n_dof
+    H = sim._M.toarray()
+    for body, x_def, dof in zip(sim.deformables, sim._deformable_positions(z), sim._dof):
+        blocks = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=True)
+        index = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
+        index = index.reshape(len(body.tets), 12)
+        for block, idx in zip(blocks, index):
+            keep = idx >= 0
+            H[np.ix_(idx[keep], idx[keep])] += h2 * block[np.ix_(keep, keep)]
+    for body, off in zip(sim.affines, sim._affine_offset):
+        H[off:off + 12, off:off + 12] += h2 * orthogonality_potential_hessian(z[off:off + 12], body.stiffness,
+                                                                            body.volume)
+    n3 = 3 * sim.n_collision_vertices
+    r, c, v = contact.barrier_potential_hessian(coll, sim.mesh, x, sim.dhat)
+    Hx = sp.coo_matrix((sim.barrier_stiffness * v, (r, c)), shape=(n3, n3)).toarray()
+    r, c, v = contact.friction_potential_hessian(friction, sim.mesh, x - x_t, sim.settings.eps_v * sim.settings.dt)
+    Hx += sp.coo_matrix((v, (r, c)), shape=(n3, n3)).toarray()
+    P = sim._P.toarray()
+    return H + P.T @ Hx @ P, n
+
+
+def full_from_upper(sim, data):
+    U = sp.csc_matrix((data, sim._indices, sim._indptr), shape=(sim.n_dof, sim.n_dof)).toarray()
+    return U + np.triu(U, 1).T
+
+
+def test_assembled_hessian_and_solve_match_scipy():
+    rng = np.random.default_rng(0)
+    sim = box_pad_scene()
+    z, friction, x_t, x, coll = step_inputs(sim, rng)
+    kinds = set(coll.kind.tolist())
+    assert contact.VERTEX_PLANE in kinds and len(kinds) >= 2  # ground and box-pad contacts
+    nnz_before = len(sim._hessian_keys)
+    data = sim._hessian(z, friction, x_t, x, coll)
+    assert len(sim._hessian_keys) > nnz_before  # the box-pad contacts grew the pattern
+    H = full_from_upper(sim, data)
+    H_ref, n = reference_hessian(sim, z, friction, x_t, x, coll)
+    scale = np.abs(H_ref).max()
+    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e-12 * scale)
+    assert np.linalg.eigvalsh(H_ref)[0] > 0.0
+    # The same pattern is reused: a second assembly at another z adds no entries.
+    z2 = z + 1e-6 * rng.standard_normal(n) * (np.abs(z) > 0)
+    x2 = sim.collision_positions(z2)
+    data2 = sim._hessian(z2, friction, x_t, x2, coll)
+    assert len(data2) == len(data)
+    for d, zz, xx in ((data, z, x), (data2, z2, x2)):
+        rhs = rng.standard_normal(n)
+        p = sim._solve(d, rhs)
+        H_ref = reference_hessian(sim, zz, friction, x_t, xx, coll)[0]
+        p_ref = spla.spsolve(sp.csc_matrix(H_ref), rhs)
+        np.testing.assert_allclose(p, p_ref, rtol=0, atol=1e-9 * np.abs(p_ref).max())
+
+
+def test_drive_coupling_is_the_exact_hessian_product():
+    """H_zc dc from the closed-form differential of the first Piola stress equals the dense
+    exact (unprojected) element Hessians applied to the prescribed displacements."""
+    rng = np.random.default_rng(1)
+    sim = box_pad_scene()
+    body, dof = sim.deformables[0], sim._dof[0]
+    h2 = sim.settings.dt ** 2
+    for trial in range(3):
+        F = np.eye(3) + 0.2 * rng.standard_normal((3, 3))
+        if np.linalg.det(F) < 0.3:
+            F = np.eye(3) + 0.05 * rng.standard_normal((3, 3))
+        x_def = sim.state.deformable_x[0] @ F.T + 1e-5 * rng.standard_normal((body.n_vertices, 3))
+        sim.state.deformable_x[0] = x_def
+        dx = np.zeros_like(x_def)
+        dx[body.prescribed] = 1e-4 * rng.standard_normal((len(body.prescribed), 3))
+        out = sim._drive_coupling(sim.pack(), [dx])
+        blocks = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=False)
+        ref = np.zeros(sim.n_dof)
+        for block, tet in zip(blocks, body.tets):
+            force = block @ dx[tet].ravel()
+            for m, v in enumerate(tet):
+                if dof[v] >= 0:
+                    ref[dof[v]:dof[v] + 3] += h2 * force[3 * m:3 * m + 3]
+        assert np.abs(ref).max() > 0
+        np.testing.assert_allclose(out, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+def test_warm_started_tet_hessian_matches_cold_start():
+    """Starting the SVD from the rotation of a nearby F gives the same projected and exact
+    Hessians, and hands back an orthonormal rotation for the next start."""
+    rng = np.random.default_rng(2)
+    D = np.vstack([-np.ones(3), np.eye(3)]) * 100.0
+    mu, lam = 3.4e5, 3.1e6
+    workspace = _hessian_workspace()
+    for _ in range(200):
+        F0 = np.linalg.qr(rng.standard_normal((3, 3)))[0] @ np.diag(np.exp(0.3 * rng.standard_normal(3)))
+        if np.linalg.det(F0) < 0:
+            F0[:, 0] *= -1
+        F = F0 + 1e-3 * rng.standard_normal((3, 3))
+        warm = np.ascontiguousarray(_rotation_svd(F0)[2])
+        for project in (True, False):
+            cold_H, warm_H = np.empty((12, 12)), np.empty((12, 12))
+            _tet_hessian(F, D, 1e-6, mu, lam, project, cold_H, workspace, np.eye(3))
+            _tet_hessian(F, D, 1e-6, mu, lam, project, warm_H, workspace, warm.copy())
+            np.testing.assert_allclose(warm_H, cold_H, rtol=0, atol=1e-11 * np.abs(cold_H).max())
+        _tet_hessian(F, D, 1e-6, mu, lam, True, warm_H, workspace, warm)
+        np.testing.assert_allclose(warm.T @ warm, np.eye(3), atol=1e-14)
+        assert np.linalg.det(warm) > 0.0
+    # A start that is not a rotation is not handed on: the next SVD starts from the identity.
+    for start in (np.full((3, 3), np.nan), np.diag([1.0, 1.0, 1.0 + 1e-6])):
+        _tet_hessian(F, D, 1e-6, mu, lam, True, warm_H, workspace, start)
+        assert np.array_equal(start, np.eye(3))
+
+
+def test_culled_candidates_match_the_full_broad_phase():
+    rng = np.random.default_rng(3)
+    sim = box_pad_scene()
+    m = sim.mesh
+    x0 = sim.collision_positions()
+    for radius, motion in ((0.0, 1e-3), (sim.dhat, 1e-3), (sim.dhat, 0.0), (5e-3, 2e-3)):
+        x1 = x0 + motion * rng.standard_normal(x0.shape)
+        vf, ee, vp = sim._candidates(x0, x1, radius)
+        ref = candidates(x0, x1, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
+                         plane_origin=m.plane_origin, plane_normal=m.plane_normal,
+                         plane_vertices=sim._plane_vertices)
+        assert len(ref[0]) + len(ref[1]) > 0
+        assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
+        assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
+        assert sorted(vp.tolist()) == sorted(ref[2].tolist())
