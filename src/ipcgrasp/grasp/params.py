@@ -6,6 +6,7 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 CLOSE_RULES = ("psi", "force")
+CONTACT_MODELS = ("ipc", "penalty")
 JAWS = ("rounded", "rectangular")
 
 
@@ -25,6 +26,13 @@ class SimParams:
     Outcome: contact_tol (m) for "pad touches object"; pushed_out_translation (m) and
     pushed_out_rotation (rad) for the object moving out of the grasp during the squeeze.
     Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s).
+    Contact model: "ipc" (barrier, CCD; the product) or "penalty" (the BLEM baseline, issue 7):
+    penalty_stiffness (N/m per contact), penalty_margin (m, boundary layer around each mesh),
+    penalty_clusters (max contacts per body pair after k-means clustering; 0 = no clustering).
+    After the hold (issues 7, 8): shake_amplitude (m, 0 = no shake), shake_frequency (Hz),
+    shake_cycles; critical_mass (ramp the object's mass until it slips), mass_rate (kg/s),
+    slip_speed (m/s, object speed relative to the pads that counts as slipping), max_mass (kg,
+    the ramp's cap).
     """
 
     E: float = 1e8
@@ -52,22 +60,38 @@ class SimParams:
     dhat: float | None = None
     eps_v: float = 1e-3
     newton_tolerance: float = 1e-5
+    contact_model: str = "ipc"
+    penalty_stiffness: float = 1e5
+    penalty_margin: float = 5e-4
+    penalty_clusters: int = 0
+    shake_amplitude: float = 0.0
+    shake_frequency: float = 2.0
+    shake_cycles: float = 2.0
+    critical_mass: bool = False
+    mass_rate: float = 1.2
+    slip_speed: float = 0.025
+    max_mass: float = 5.0
 
     def __post_init__(self):
         if self.close_rule not in CLOSE_RULES:
             raise ValueError(f"SimParams.close_rule must be one of {CLOSE_RULES}, got {self.close_rule!r}")
+        if self.contact_model not in CONTACT_MODELS:
+            raise ValueError(f"SimParams.contact_model must be one of {CONTACT_MODELS}, got {self.contact_model!r}")
         if self.jaw not in JAWS:
             raise ValueError(f"SimParams.jaw must be one of {JAWS}, got {self.jaw!r}")
         positive = ("E", "density", "pad_resolution", "close_force", "psi_th", "close_duration", "lift_speed",
-                    "lift_height", "contact_tol", "dt", "eps_v", "newton_tolerance")
+                    "lift_height", "contact_tol", "dt", "eps_v", "newton_tolerance", "penalty_stiffness",
+                    "penalty_margin", "shake_frequency", "mass_rate", "slip_speed", "max_mass")
         optional_positive = ("closing_speed", "dhat")
         for name in positive + tuple(n for n in optional_positive if getattr(self, n) is not None):
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) > 0):
                 raise ValueError(f"SimParams.{name} must be positive and finite, got {getattr(self, name)!r}")
         for name in ("mu", "mu_ground", "noise_translation", "noise_rotation", "hold_time", "psi_tol",
-                     "pushed_out_translation", "pushed_out_rotation"):
+                     "pushed_out_translation", "pushed_out_rotation", "shake_amplitude", "shake_cycles"):
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
                 raise ValueError(f"SimParams.{name} must be >= 0 and finite, got {getattr(self, name)!r}")
+        if not (isinstance(self.penalty_clusters, int) and self.penalty_clusters >= 0):
+            raise ValueError(f"SimParams.penalty_clusters must be an integer >= 0, got {self.penalty_clusters!r}")
         if not 0 <= self.nu < 0.5:
             raise ValueError(f"SimParams.nu must lie in [0, 0.5), got {self.nu!r}")
 
