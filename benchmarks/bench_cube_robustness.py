@@ -23,6 +23,7 @@ def main():
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--E", type=float, default=1e8)
     parser.add_argument("--mu", type=float, default=0.4)
+    parser.add_argument("--eps-v", type=float, default=SimParams.eps_v)
     parser.add_argument("--close-rule", default="force", choices=["force", "psi"])
     parser.add_argument("--grasps", type=int, nargs="*", default=None)
     parser.add_argument("--workers", type=int, default=2)
@@ -31,10 +32,10 @@ def main():
     mesh_path, mass = load_object(data, "cube_3cm")
     physical = load_physical_grasps(data, "cube_3cm")
     obj = GraspObject.from_file(mesh_path, mass, "cube_3cm")
-    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule)
+    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, eps_v=args.eps_v)
     grasps = args.grasps if args.grasps is not None else range(physical.n_grasps)
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}; "
-          f"E={args.E:g} Pa, mu={args.mu}, rule={args.close_rule}, {args.trials} trials, {args.workers} workers")
+          f"E={args.E:g} Pa, mu={args.mu}, eps_v={args.eps_v:g} m/s, rule={args.close_rule}, {args.trials} trials, {args.workers} workers")
     print(f"{'grasp':>5} {'R':>5} {'phys':>5} {'F1 [N]':>7} {'F2 [N]':>7} {'trial [s]':>9}  failure modes")
     rows, modes, walls = [], collections.Counter(), []
     started = time.perf_counter()
@@ -44,8 +45,7 @@ def main():
         trial_modes = [t.failure_mode or "-" for t in rob.trials]
         modes.update(m for m in trial_modes if m != "-")
         walls += [t.wall_time for t in rob.trials]
-        forces = np.array([t.close_forces for t in rob.trials if t.close_forces], dtype=float).reshape(-1, 2)
-        f1, f2 = forces.mean(axis=0) if len(forces) else (np.nan, np.nan)
+        f1, f2 = np.nanmean(np.array([t.close_forces for t in rob.trials], dtype=float), axis=0)
         rows.append((rob.robustness, physical.robustness[g]))
         print(f"{g:>5} {rob.robustness:>5.2f} {physical.robustness[g]:>5.2f} {f1:>7.1f} {f2:>7.1f} "
               f"{statistics.median(t.wall_time for t in rob.trials):>9.2f}  {' '.join(trial_modes)}", flush=True)

@@ -187,6 +187,44 @@ def _cmd_render(args) -> int:
     return 0
 
 
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text}")
+    return value
+
+
+def _cmd_generate(args) -> int:
+    import numpy as np
+
+    from ipcgrasp import GraspObject, SimParams
+    from ipcgrasp.dataset import generate_dataset
+
+    obj = GraspObject.from_file(args.mesh, args.mass, name=args.name)
+    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=args.jaw,
+                       critical_mass=args.critical_mass)
+    with _trial_progress() as bar:
+        task = bar.add_task(f"{obj.name}: sampling {args.n} antipodal grasps", total=None, status="")
+        generation = generate_dataset(
+            obj, args.out, args.n, params, n_trials=args.trials, seed=args.seed, workers=args.workers,
+            images=not args.no_images, mesh=args.mesh,
+            on_start=lambda jobs: bar.update(task, description=f"{obj.name}: {jobs // args.trials} grasp(s) x "
+                                                               f"{args.trials} trial(s)", total=jobs, status=""),
+            on_trial=lambda i, result: bar.update(task, advance=1, status=f"grasp {i}: {_outcome(result)}"))
+    sampling, records = generation.sampling, generation.records
+    if len(sampling.candidates) < args.n:
+        print(f"only {len(sampling.candidates)} of {args.n} grasps found in {sampling.attempts} attempts "
+              f"(rejected: {sampling.rejections})", file=sys.stderr)
+    robust = [r["robustness"] for r in records.values()]
+    per_record = (f"{generation.wall_time_per_record:.1f} s per record" if generation.written
+                  else "nothing to simulate")
+    print(f"wrote {len(generation.written)} grasp record(s) to {generation.directory} "
+          f"({len(generation.skipped)} already there); sampler accepted {len(sampling.candidates)} of "
+          f"{sampling.attempts} attempts ({sampling.acceptance:.0%}); mean robustness {np.mean(robust):.2f} over "
+          f"{len(records)} record(s); {per_record}")
+    return 0
+
+
 def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
     from ipcgrasp.grasp.params import CLOSE_RULES, JAWS, SimParams
 
@@ -209,6 +247,7 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ipcgrasp.grasp.params import CLOSE_RULES, JAWS, SimParams
     from ipcgrasp.paths import RESOURCES_REACH
 
     parser = argparse.ArgumentParser(prog="ipcgrasp", description=__doc__)
@@ -244,6 +283,33 @@ def build_parser() -> argparse.ArgumentParser:
                         help="animated GIF plus OUT_first.png and OUT_final.png; a .png path: first and "
                              "final frame side by side")
     render.set_defaults(func=_cmd_render)
+
+    defaults = SimParams()
+    generate = commands.add_parser("generate", help="sample antipodal grasps on your own mesh and label them by "
+                                                    "simulation (JSON + PNG per grasp, index.csv)")
+    generate.add_argument("--mesh", required=True,
+                          help="object mesh in metres (OBJ, STL, PLY, OFF: any format trimesh reads)")
+    generate.add_argument("--mass", type=_positive_float, required=True, help="object mass in kg")
+    generate.add_argument("--n", type=_positive_int, required=True, help="number of grasps")
+    generate.add_argument("--out", required=True, help="output directory (a rerun skips the records already there)")
+    generate.add_argument("--name", help="object name in the records (default: the mesh file name)")
+    generate.add_argument("--trials", type=_positive_int, default=5,
+                          help="perturbed trials per grasp (default: %(default)s)")
+    generate.add_argument("--workers", type=_positive_int, default=2,
+                          help="processes running trials in parallel (default: %(default)s)")
+    generate.add_argument("--E", type=float, default=defaults.E,
+                          help="pad Young's modulus in Pa (default: %(default)g)")
+    generate.add_argument("--mu", type=float, default=defaults.mu,
+                          help="pad-object friction, also the sampler's friction cones (default: %(default)g)")
+    generate.add_argument("--close-rule", choices=CLOSE_RULES, default=defaults.close_rule,
+                          help="when the gripper stops closing (default: %(default)s)")
+    generate.add_argument("--jaw", choices=JAWS, default=defaults.jaw, help="pad outline (default: %(default)s)")
+    generate.add_argument("--seed", type=_non_negative_int, default=0,
+                          help="root seed of the sampler and the pose noise (default: %(default)s)")
+    generate.add_argument("--critical-mass", action="store_true",
+                          help="after each successful hold, ramp the object's mass until it slips (PrendoSim)")
+    generate.add_argument("--no-images", action="store_true", help="write no PNG pictures")
+    generate.set_defaults(func=_cmd_generate)
     return parser
 
 

@@ -355,3 +355,25 @@ def test_rasterisation_matches_point_in_polygon():
     expected = shapely.contains_xy(union, centres[..., 0], centres[..., 1])
     np.testing.assert_array_equal(sil.mask, expected)
     assert sil.origin[0] / (0.5 * MM) == pytest.approx(round(sil.origin[0] / (0.5 * MM)), abs=1e-9)
+
+
+# --- the study's baseline interface --------------------------------------------------------------
+
+
+def test_predict_scores_the_trials_perturbed_grasp(cube):
+    from ipcgrasp import GraspObject, SimParams
+    from ipcgrasp.baselines import MODELS
+    from ipcgrasp.baselines.image_quality import SUCCESS_THRESHOLD, predict
+
+    assert MODELS["image_quality"] is predict
+    obj = GraspObject.from_mesh(cube, 0.05, "cube")
+    exact = SimParams(noise_translation=0.0, noise_rotation=0.0)
+    centred = predict(obj, np.eye(4), top_down(), exact, seed=3)
+    assert centred.success and centred.score == pytest.approx(1.0, abs=1e-9)
+    off = predict(obj, np.eye(4), top_down(x=6 * MM), exact, seed=3)
+    assert off.score < centred.score
+    assert abs(off.info["translation"]) == pytest.approx(6 * MM, abs=RES)
+    beside = predict(obj, np.eye(4), top_down(y=40 * MM), exact, seed=3)
+    assert beside.info["miss"] and not beside.success and beside.score < SUCCESS_THRESHOLD
+    noisy = SimParams(noise_translation=3e-3, noise_rotation=0.0)
+    assert predict(obj, np.eye(4), top_down(), noisy, 1).score != predict(obj, np.eye(4), top_down(), noisy, 2).score

@@ -10,7 +10,6 @@ from ipcgrasp.baselines.contacts import grasp_contacts, perturbed_grasp
 from ipcgrasp.baselines.reach import contact_sets, limit_surface, predict
 from ipcgrasp.baselines.wrench import gravity_wrench, resist
 from ipcgrasp.geometry.pads import pad_outline
-from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.params import SimParams
 
 from .test_contacts import box_object, no_noise, top_down_grasp
@@ -34,11 +33,9 @@ def test_limit_surface_of_a_ring_and_its_centre():
 
 
 @pytest.mark.parametrize("jaw", ["rounded", "rectangular"])
-def test_torsional_limit_of_a_full_pad_is_the_footprints_mean_distance_integral(jaw):
-    obj = box_object([0.05, 0.03, 0.05])
+def test_torsional_limit_of_a_full_pad_is_the_footprints_mean_distance_integral(full_pad_contacts, jaw):
     params = no_noise(mu=0.3, jaw=jaw)
-    contacts = grasp_contacts(obj, np.eye(4), top_down_grasp([0.0, 0.0, 0.0]), Gripper.yumi(jaw))
-    jaw_contact = contacts.jaws[0]
+    jaw_contact = full_pad_contacts(jaw).jaws[0]
     _, _, torsional = limit_surface(jaw_contact.patch_points, jaw_contact.patch_projected_areas,
                                     jaw_contact.closing_direction, F, params.mu)
     # independent quadrature: a 0.04 mm grid over the outline, distances from its centroid
@@ -53,17 +50,14 @@ def test_torsional_limit_of_a_full_pad_is_the_footprints_mean_distance_integral(
 
 
 @pytest.mark.parametrize("mu", [0.3, 0.8])
-def test_box_grasped_through_its_centre_of_mass_holds_with_the_friction_force(mu):
-    mass = 0.2
-    prediction = predict(box_object([0.04, 0.03, 0.03], mass), np.eye(4), top_down_grasp([0.0, 0.0, 0.0]),
-                         no_noise(mu=mu), 0)
+def test_box_grasped_through_its_centre_of_mass_holds_with_the_friction_force(centred_box, mu):
+    prediction = predict(*centred_box, no_noise(mu=mu), 0)
     assert prediction.success
-    assert prediction.score == pytest.approx(2 * mu * F / (mass * G), rel=1e-4)
+    assert prediction.score == pytest.approx(2 * mu * F / (centred_box[0].mass * G), rel=1e-4)
 
 
-def test_frictionless_box_falls():
-    prediction = predict(box_object([0.04, 0.03, 0.03], 0.2), np.eye(4), top_down_grasp([0.0, 0.0, 0.0]),
-                         no_noise(mu=0.0), 0)
+def test_frictionless_box_falls(centred_box):
+    prediction = predict(*centred_box, no_noise(mu=0.0), 0)
     assert not prediction.success and prediction.score == 0.0
 
 

@@ -56,10 +56,9 @@ def test_limit_surface_points_are_the_per_element_coulomb_forces_of_a_sliding_tw
         assert value == pytest.approx(-twist @ expected, rel=1e-12)
 
 
-def test_flat_patch_has_the_uniform_pressure_force_and_torsion_limits():
-    obj = box_object([0.05, 0.03, 0.05], 0.1)
+def test_flat_patch_has_the_uniform_pressure_force_and_torsion_limits(full_pad_contacts):
     params = no_noise(mu=0.3)
-    contacts = grasp_contacts(obj, np.eye(4), top_down_grasp([0.0, 0.0, 0.0]))
+    contacts = full_pad_contacts()
     jaw = contacts.jaws[0]
     wrench_set = contact_sets(contacts, params)[0]
     z = jaw.closing_direction
@@ -71,17 +70,14 @@ def test_flat_patch_has_the_uniform_pressure_force_and_torsion_limits():
 
 
 @pytest.mark.parametrize("mu", [0.3, 0.8])
-def test_box_grasped_through_its_centre_of_mass_holds_with_the_friction_force(mu):
-    mass = 0.2
-    prediction = predict(box_object([0.04, 0.03, 0.03], mass), np.eye(4), top_down_grasp([0.0, 0.0, 0.0]),
-                         no_noise(mu=mu), 0)
+def test_box_grasped_through_its_centre_of_mass_holds_with_the_friction_force(centred_box, mu):
+    prediction = predict(*centred_box, no_noise(mu=mu), 0)
     assert prediction.success
-    assert prediction.score == pytest.approx(2 * mu * F / (mass * G), rel=1e-4)
+    assert prediction.score == pytest.approx(2 * mu * F / (centred_box[0].mass * G), rel=1e-4)
 
 
-def test_frictionless_box_falls():
-    prediction = predict(box_object([0.04, 0.03, 0.03], 0.2), np.eye(4), top_down_grasp([0.0, 0.0, 0.0]),
-                         no_noise(mu=0.0), 0)
+def test_frictionless_box_falls(centred_box):
+    prediction = predict(*centred_box, no_noise(mu=0.0), 0)
     assert not prediction.success and prediction.score == 0.0
 
 

@@ -1,14 +1,12 @@
 import numpy as np
 import pytest
 import scipy.linalg
-import trimesh
 from scipy.spatial.transform import Rotation
 
 from ipcgrasp.engine.affine_body import (
     affine_jacobian,
     affine_mass_matrix,
     affine_positions,
-    mass_properties_from_surface,
     nearest_rotation,
     orthogonality_potential,
     orthogonality_potential_gradient,
@@ -24,24 +22,6 @@ KAPPA, VOLUME = 1.0e9, 2.7e-5  # Pa, m^3 (a 3 cm cube)
 
 def make_q(p, A):
     return np.concatenate([p, np.asarray(A).ravel()])
-
-
-def fd_gradient(f, x, h):
-    g = np.zeros(x.size)
-    for k in range(x.size):
-        e = np.zeros(x.size)
-        e[k] = h
-        g[k] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
-def fd_jacobian(f, x, h):
-    return np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)]).T
-
-
-def box_surface(extents, offset):
-    box = trimesh.creation.box(extents=extents)
-    return box.vertices + offset, box.faces
 
 
 def box_closed_form(extents, offset, mass):
@@ -72,19 +52,13 @@ def test_jacobian_and_positions_follow_q_ordering():
 
 
 # ----------------------------------------------------------------------------------------------
-# Mass properties and mass matrix
+# Mass matrix
 
 
-def test_box_mass_properties_closed_form():
+def test_mass_matrix_blocks_of_a_box():
     extents, offset, mass = np.array([0.03, 0.05, 0.02]), np.array([0.3, -0.2, 0.05]), 0.35
-    vertices, faces = box_surface(extents, offset)
-    props = mass_properties_from_surface(vertices, faces, mass)
     com, S = box_closed_form(extents, offset, mass)
-    assert props.mass == mass
-    assert props.volume == pytest.approx(np.prod(extents), rel=1e-12)
-    np.testing.assert_allclose(props.center_of_mass, com, rtol=1e-12)
-    np.testing.assert_allclose(props.second_moment, S, rtol=1e-12, atol=1e-15 * np.abs(S).max())
-    M = affine_mass_matrix(props.mass, props.center_of_mass, props.second_moment)
+    M = affine_mass_matrix(mass, com, S)
     np.testing.assert_allclose(M[:3, :3], mass * np.eye(3))
     np.testing.assert_allclose(M[0, 3:6], mass * com, rtol=1e-12)
     np.testing.assert_allclose(M[2, 9:12], mass * com, rtol=1e-12)
@@ -94,36 +68,9 @@ def test_box_mass_properties_closed_form():
     assert np.linalg.eigvalsh(M)[0] > 0
 
 
-def test_mass_properties_agree_with_trimesh_on_a_non_box():
-    rng = np.random.default_rng(1)
-    hull = trimesh.convex.convex_hull(0.02 * rng.standard_normal((60, 3)) + [0.1, 0.0, -0.05])
-    mass = 0.2
-    props = mass_properties_from_surface(hull.vertices, hull.faces, mass)
-    hull.density = mass / hull.volume
-    ref = hull.mass_properties
-    c = np.asarray(ref["center_mass"])
-    I_com = np.asarray(ref["inertia"])  # about the centre of mass
-    I_origin = I_com + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    S_ref = np.trace(I_origin) / 2 * np.eye(3) - I_origin
-    assert props.volume == pytest.approx(hull.volume, rel=1e-10)
-    np.testing.assert_allclose(props.center_of_mass, c, rtol=1e-10)
-    np.testing.assert_allclose(
-        props.second_moment, S_ref, rtol=1e-9, atol=1e-12 * np.abs(S_ref).max()
-    )
-
-
-def test_bad_surfaces_are_rejected():
-    vertices, faces = box_surface([0.01, 0.01, 0.01], np.zeros(3))
-    with pytest.raises(ValueError, match="not closed"):
-        mass_properties_from_surface(vertices, faces[1:], 1.0)
-    flipped = faces.copy()
-    flipped[0] = flipped[0, [0, 2, 1]]
-    with pytest.raises(ValueError, match="not closed"):
-        mass_properties_from_surface(vertices, flipped, 1.0)
-    with pytest.raises(ValueError, match="inward"):
-        mass_properties_from_surface(vertices, faces[:, [0, 2, 1]], 1.0)
+def test_mass_matrix_rejects_bad_mass_and_second_moment():
     with pytest.raises(ValueError, match="mass"):
-        mass_properties_from_surface(vertices, faces, -1.0)
+        affine_mass_matrix(-1.0, np.zeros(3), np.eye(3))
     with pytest.raises(ValueError, match="positive definite"):
         affine_mass_matrix(1.0, np.zeros(3), np.diag([1.0, 1.0, 0.0]))
     with pytest.raises(ValueError, match="positive definite"):
@@ -148,9 +95,7 @@ def test_kinetic_energy_equals_point_cloud_sum():
 def test_kinetic_energy_of_box_by_gauss_quadrature():
     # 2-point Gauss-Legendre per axis integrates the quadratic |pdot + Adot X|^2 exactly
     extents, offset, mass = np.array([0.04, 0.03, 0.06]), np.array([0.01, 0.02, -0.03]), 0.5
-    vertices, faces = box_surface(extents, offset)
-    props = mass_properties_from_surface(vertices, faces, mass)
-    M = affine_mass_matrix(props.mass, props.center_of_mass, props.second_moment)
+    M = affine_mass_matrix(mass, *box_closed_form(extents, offset, mass))
     g = np.array([-1.0, 1.0]) / np.sqrt(3.0)
     nodes = np.array([[a, b, c] for a in g for b in g for c in g]) * extents / 2 + offset
     weights = np.full(8, mass / 8)
@@ -178,7 +123,7 @@ def test_orthogonality_potential_vanishes_on_rotations():
 
 
 @pytest.mark.parametrize("spread", [0.05, 0.5])
-def test_orthogonality_derivatives_match_finite_differences(spread):
+def test_orthogonality_derivatives_match_finite_differences(spread, fd_gradient, fd_jacobian):
     rng = np.random.default_rng(5)
     for _ in range(10):
         R = Rotation.random(random_state=rng).as_matrix()
@@ -238,7 +183,7 @@ def test_nearest_rotation():
 # Pull-back to q-space
 
 
-def test_pullback_matches_derivatives_in_q():
+def test_pullback_matches_derivatives_in_q(fd_gradient, fd_jacobian):
     """E(q) = sum_v 1/2 (x_v - c_v)^T K_v (x_v - c_v) + x_a^T C x_b with x = J(X) q."""
     rng = np.random.default_rng(8)
     n = 6

@@ -62,24 +62,6 @@ def random_F(rng, spread):
     ).as_matrix()
 
 
-def fd_gradient(f, x, h):
-    g = np.zeros(x.size)
-    for k in range(x.size):
-        e = np.zeros(x.size)
-        e[k] = h
-        g[k] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
-def fd_jacobian(f, x, h):
-    cols = []
-    for k in range(x.size):
-        e = np.zeros(x.size)
-        e[k] = h
-        cols.append((f(x + e) - f(x - e)) / (2 * h))
-    return np.array(cols).T
-
-
 def reference_stiffness(F, mu, lam):
     """d2Psi/dF2 (9,9), row-major vec, from dP = mu dF + lam tr(F^-1 dF) F^-T
     - (lam ln J - mu) F^-T dF^T F^-T."""
@@ -152,7 +134,7 @@ def test_lumped_masses():
         lumped_masses(X, tets, 0.0)
 
 
-def test_energy_density_values():
+def test_energy_density_values(fd_gradient):
     rng = np.random.default_rng(0)
     for _ in range(20):
         F = random_F(rng, 0.3)
@@ -181,7 +163,7 @@ def test_zero_energy_and_gradient_at_rest_and_under_rigid_motion():
         assert not any_inverted(x, tets, Dm_inv)
 
 
-def test_gradient_matches_finite_differences():
+def test_gradient_matches_finite_differences(fd_gradient):
     rng = np.random.default_rng(1)
     X, tets = box_mesh(2, 0.02)
     Dm_inv, volumes = rest_shape_inverse(X, tets)
@@ -204,7 +186,7 @@ def assembled(hessians, tets, n):
     return H
 
 
-def test_assembled_hessian_matches_finite_differences():
+def test_assembled_hessian_matches_finite_differences(fd_jacobian):
     rng = np.random.default_rng(2)
     X, tets = box_mesh(2, 0.02)
     Dm_inv, volumes = rest_shape_inverse(X, tets)
@@ -261,7 +243,7 @@ SPECIAL_F = {
 
 
 @pytest.mark.parametrize("name", list(SPECIAL_F))
-def test_tet_hessian_exact_at_special_configurations(name):
+def test_tet_hessian_exact_at_special_configurations(name, fd_jacobian):
     rng = np.random.default_rng(4)
     X, tets = one_tet(rng)
     Dm_inv, volumes = rest_shape_inverse(X, tets)

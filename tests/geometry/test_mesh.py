@@ -111,11 +111,15 @@ def test_open_mesh_is_rejected_naming_the_file(tmp_path):
     assert "3 boundary edge(s)" in message and "fix" in message
 
 
-def test_open_mesh_has_no_mass_properties():
+def test_open_or_inside_out_mesh_has_no_mass_properties():
     mesh = cube()
     mesh.update_faces(np.arange(1, len(mesh.faces)))
     with pytest.raises(MeshError, match="validate_mesh"):
         mass_properties(mesh, 0.1)
+    inside_out = cube()
+    inside_out.invert()
+    with pytest.raises(MeshError, match="positive volume"):
+        mass_properties(inside_out, 0.1)
 
 
 def test_millimetre_mesh_gets_the_scale_hint(tmp_path):

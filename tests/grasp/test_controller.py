@@ -20,13 +20,14 @@ def block(mass: float) -> GraspObject:
     return GraspObject.from_mesh(trimesh.creation.box(extents=BLOCK), mass=mass, name="block")
 
 
-def top_down_grasp(sideways: float = 0.0) -> np.ndarray:
+def top_down_grasp(sideways: float = 0.0, along: float = 0.0) -> np.ndarray:
     """Gripper z pointing down, x along world x, tooltips at the height of the origin (the centre
-    of the block in its identity pose); shifted `sideways` m along the gripper y axis."""
+    of the block in its identity pose); shifted `sideways` m along the gripper y axis and
+    `along` m along its x axis (the closing direction)."""
     pose = np.eye(4)
     pose[:3, :3] = np.diag([1.0, -1.0, -1.0])
     tooltip_depth = Gripper.yumi().tooltip_transforms[:, 2, 3].mean()
-    pose[:3, 3] = -pose[:3, :3] @ [0.0, 0.0, tooltip_depth] + sideways * pose[:3, 1]
+    pose[:3, 3] = -pose[:3, :3] @ [0.0, 0.0, tooltip_depth] + sideways * pose[:3, 1] + along * pose[:3, 0]
     return pose
 
 
@@ -111,6 +112,17 @@ def test_frames_skip_steps_rolled_back_by_the_squeeze_refinement():
     assert len(r.frames) == r.steps + 1
 
 
+def test_a_push_along_the_closing_direction_is_not_a_push_out():
+    """An off-centre grasp: the first jaw pushes the block 12 mm along the closing direction
+    until the other catches it, and the grasp still lifts it; only the lateral part of the
+    motion counts towards pushed_out."""
+    params = SimParams(close_rule="force", pushed_out_translation=0.005, **FAST)
+    result = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(along=0.012), params, seed=0)
+    assert result.success, result.reason
+    assert result.object_translation > 0.008
+    assert result.object_lateral_translation < 0.2 * result.object_translation
+
+
 def test_pads_beside_the_block_miss_it():
     pad = Gripper.yumi().pad_mesh().nodes
     pad_half_width = np.abs(pad[:, 1]).max()
@@ -133,3 +145,86 @@ def test_heavy_block_with_tiny_friction_slips():
     assert min(r.close_forces) >= params.close_force
     # ... but friction 2 mu F (< 1 N for F < 500 N) cannot carry 19.6 N: the block stays on the ground
     assert r.lift_height < 0.1 * params.lift_height
+
+
+# ------------------------------------------------------------------ after the lift: stability, shake
+
+def test_hold_signals_feed_the_stability_metrics(monkeypatch):
+    """The hold records, per pad and step, the pad's contact force on the block and the mean
+    position and normal of its point contacts: on the block's 30 x 30 mm faces (x = -+15 mm),
+    normals along -+x, force about the closing force."""
+    import ipcgrasp.grasp.controller as controller
+
+    seen = {}
+    for name in ("contact_force_variation", "contact_position_variation", "contact_normal_variation"):
+        def spy(series, name=name, real=getattr(controller, name)):
+            seen[name] = [np.asarray(s) for s in series]
+            return real(series)
+        monkeypatch.setattr(controller, name, spy)
+    params = SimParams(**{**FAST, "hold_time": 0.1})
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0)
+    assert r.success, r.reason
+    steps = round(params.hold_time / params.dt)
+    forces, positions, normals = (seen[k] for k in ("contact_force_variation", "contact_position_variation",
+                                                    "contact_normal_variation"))
+    assert len(forces) == len(positions) == len(normals) == 2
+    assert all(s.shape == (steps, 3) for s in forces + positions + normals)
+    for pad, side in ((0, -1), (1, 1)):  # pad 0 closes from -x
+        assert np.all(np.abs(positions[pad][:, 0] - side * BLOCK[0] / 2) < 2e-4)
+        centre = [0.0, BLOCK[2] / 2 + r.lift_height]  # of the face, as lifted
+        assert np.all(np.abs(positions[pad][:, 1:] - centre) < np.array(BLOCK[1:]) / 2)
+        np.testing.assert_allclose(normals[pad][:, 0], -side, atol=0.02)  # pointing into the block
+        assert np.all(np.abs(forces[pad][:, 0] * -side - np.mean(r.close_forces)) < 0.3 * np.mean(r.close_forces))
+    assert 0.0 <= r.s_cf < 0.1 and 0.0 <= r.s_cp < 1e-3 and 0.0 <= r.s_cn < 0.05
+
+
+def test_trial_records_no_penetration_and_forces_only_within_dhat(force_trial):
+    r = force_trial
+    assert r.max_penetration == 0.0  # IPC: every accepted configuration is intersection-free
+    dhat = 1e-3 * np.linalg.norm([0.03, 0.02, 0.03])  # below the scene's dhat (1e-3 x a larger box)
+    assert 0.0 < r.max_force_gap < 3 * dhat
+    assert r.shake_outcome is None and np.isnan(r.critical_mass)
+    assert {"shake", "critical_mass"}.isdisjoint(r.phase_wall_time)
+
+
+def test_a_miss_has_no_stability_metrics_and_no_shake():
+    params = SimParams(shake_amplitude=0.002, **FAST)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(0.03), params, seed=0)
+    assert r.failure_mode == "miss"
+    assert np.isnan(r.s_cf) and np.isnan(r.s_cp) and np.isnan(r.s_cn)
+    assert r.shake_outcome is None and "not run" in r.shake_reason
+
+
+def test_gentle_shake_keeps_a_firm_grasp_and_moves_the_object_with_the_wrist():
+    cube = GraspObject.from_mesh(trimesh.creation.box(extents=(0.03, 0.03, 0.03)), mass=0.003, name="cube")
+    params = SimParams(shake_amplitude=0.004, shake_frequency=2.0, shake_cycles=2, **FAST)
+    r = simulate_grasp(cube, np.eye(4), top_down_grasp(), params, seed=0, record_frames=True)
+    assert r.success and r.shake_outcome == "held", r.shake_reason
+    assert "shake" in r.phase_wall_time
+    shake_steps = round(params.shake_cycles / (params.shake_frequency * params.dt))
+    rest_steps = round(params.hold_time / params.dt)
+    lowest = np.array([f["object"][:, 2].min() for f in r.frames])
+    during = lowest[-(shake_steps + rest_steps) - 1:]
+    # the held cube follows the vertical wrist motion: up and down by the amplitude
+    assert during.max() - during[0] == pytest.approx(params.shake_amplitude, rel=0.1)
+    assert during[0] - during.min() == pytest.approx(params.shake_amplitude, rel=0.1)
+    assert abs(during[-1] - during[0]) < 1e-4
+
+
+@pytest.mark.slow
+def test_violent_shake_drops_a_heavy_block():
+    """1.6 kg held by ~22 N pads (mu = 0.4: friction 2 mu F ~ 18 N against a 16 N weight)
+    survives the lift, but a 15 mm, 5 Hz shake asks for m (g + A (2 pi f)^2) ~ 39 N."""
+    params = SimParams(shake_amplitude=0.015, shake_frequency=5.0, shake_cycles=3, **{**FAST, "lift_height": 0.02})
+    r = simulate_grasp(block(1.6), np.eye(4), top_down_grasp(), params, seed=0)
+    assert r.success, r.reason  # the verdict on the lift stands
+    assert r.shake_outcome == "dropped", r.shake_reason
+
+
+@pytest.mark.parametrize("changes, field", [
+    (dict(shake_amplitude=0.002, shake_frequency=10.0), "shake_frequency"),
+    (dict(shake_amplitude=0.02), "shake_amplitude"),
+])
+def test_unresolvable_shake_is_refused_with_the_field_named(changes, field):
+    with pytest.raises(ValueError, match=field):
+        simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(**{**FAST, **changes}), seed=0)

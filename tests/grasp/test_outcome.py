@@ -114,3 +114,20 @@ def test_summary_round_trips_through_json(result):
 def test_summary_values_are_scalars():
     s = _result().summary()
     assert all(v is None or isinstance(v, (bool, int, float, str)) for v in s.values()), s
+
+
+def test_post_hold_fields_are_scalars_that_survive_json():
+    from ipcgrasp.grasp.outcome import SHAKE_OUTCOMES
+
+    result = GraspResult(success=True, s_cf=0.04, s_cp=1.8e-4, s_cn=4.5e-3, shake_outcome="held",
+                         shake_reason="held after lift", critical_mass=math.inf, critical_mass_force=11.5,
+                         critical_mass_reason="no slip up to max_mass = 5 kg", max_penetration=0.0,
+                         max_force_gap=8.5e-5, phase_wall_time={"shake": 1.0, "critical_mass": 2.0})
+    s = result.summary()
+    assert s["shake_outcome"] in SHAKE_OUTCOMES and s["critical_mass"] == math.inf
+    assert s["wall_time_shake"] == 1.0 and s["wall_time_critical_mass"] == 2.0
+    back = json.loads(json.dumps(s))
+    assert all(_same(back[k], s[k]) for k in s), (back, s)
+    defaults = GraspResult().summary()
+    assert defaults["shake_outcome"] is None and math.isnan(defaults["critical_mass"]) and math.isnan(defaults["s_cf"])
+    assert set(s) - set(defaults) == {"wall_time_shake", "wall_time_critical_mass"}

@@ -4,14 +4,14 @@ import ipctk
 import numpy as np
 import trimesh
 
-from ipcgrasp.engine.affine_body import mass_properties_from_surface
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, KinematicBody
 from ipcgrasp.engine.neohookean import min_jacobian
+from ipcgrasp.geometry.mesh import mass_properties
 
 
 def affine_box(name, extents, mass, stiffness=1e9):
     box = trimesh.creation.box(extents=extents)
-    props = mass_properties_from_surface(box.vertices, box.faces, mass)
+    props = mass_properties(box, mass)
     return AffineBody(name, box.vertices, box.faces, props.mass, props.center_of_mass,
                       props.second_moment, props.volume, stiffness)
 
@@ -73,3 +73,9 @@ def assert_intersection_free(sim):
         assert heights.min(initial=np.inf) > 0.0, f"vertex below the ground at t={sim.state.time:.4f}"
     for body, xd in zip(sim.deformables, sim.state.deformable_x):
         assert min_jacobian(xd, body.tets, body.Dm_inv) > 0.0, f"inverted tet in {body.name}"
+
+
+def rotation_z(angle):
+    """Rotation matrix (3, 3) by `angle` (rad) about the world z axis."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])

@@ -68,3 +68,45 @@ def test_contact_force_scale_is_carried_at_a_tenth_of_dhat():
     lowest = sim.vertices("box")[:, 2].min()
     assert 0.1 * sim.dhat < lowest < sim.dhat
     assert stats.contact_force[0, 1][2] == pytest.approx(0.1 * G, rel=0.01)
+
+
+def test_mass_scale_changes_the_ground_reaction_and_rejects_bad_input():
+    sim = box_on_ground(mass=0.1)
+    for _ in range(40):
+        sim.step()
+    sim.set_mass_scale("box", 3.0)
+    for _ in range(40):
+        stats = sim.step()
+        assert_intersection_free(sim)
+    assert stats.contact_force[0, 1][2] == pytest.approx(0.3 * G, rel=0.01)
+    with pytest.raises(ValueError, match="positive"):
+        sim.set_mass_scale("box", 0.0)
+
+
+@pytest.mark.parametrize("fallback", [None, 1e3])
+def test_newton_fallback_accepts_only_within_its_tolerance(fallback):
+    """A box landing on the ground with a 1-iteration cap: without the fallback the landing step
+    fails; with a loose fallback it is accepted (flagged not converged) at an intersection-free
+    iterate."""
+    from dataclasses import replace
+
+    from ipcgrasp.engine.simulation import StepFailed
+
+    sim = box_on_ground(mass=0.1, gap=1e-3)
+    sim.settings = replace(sim.settings, max_newton_iterations=1, newton_fallback_tolerance=fallback)
+    if fallback is None:
+        with pytest.raises(StepFailed, match="did not converge"):
+            for _ in range(40):
+                sim.step()
+        assert_intersection_free(sim)
+        return
+    flags = []
+    for _ in range(40):
+        flags.append(sim.step().newton_converged)
+        assert_intersection_free(sim)
+    assert not all(flags)
+
+
+def test_newton_fallback_tolerance_is_validated():
+    with pytest.raises(ValueError, match="newton_fallback_tolerance"):
+        SolverSettings(newton_fallback_tolerance=0.0)

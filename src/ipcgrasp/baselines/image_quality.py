@@ -19,6 +19,8 @@ What is implemented
   the score S = k s_min + (1 - k) s_o- (eq. 17, k = 0.9), with s_o- the mean of the five scores
   other than the minimum.
 - `image_quality`: both steps for a mesh and a grasp pose.
+- `predict`: the study's baseline interface (`baselines.interface`): the quality of the trial's
+  perturbed grasp; success = score >= `SUCCESS_THRESHOLD` (0.5), the score ranks grasps.
 The defaults are the YuMi gripper of DATA.md section 3: pads 16 mm wide across the grasp
 (w = 16 mm), 50 mm between the open tooltips (r = 50 mm).
 
@@ -64,13 +66,16 @@ Departures from the paper, and readings of what it leaves open
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.ndimage
 import trimesh
 
+from ipcgrasp.baselines.interface import Prediction
 from ipcgrasp.engine._numba import njit
+from ipcgrasp.grasp.simulate import perturbed_grasp
 
 __all__ = [
     "ANGLE_THRESHOLD",
@@ -84,6 +89,7 @@ __all__ = [
     "Silhouette",
     "grasp_quality",
     "image_quality",
+    "predict",
     "render_silhouette",
 ]
 
@@ -99,6 +105,8 @@ ANGLE_THRESHOLD = math.pi / 3
 """R_r and S_a at which their scores reach 0 (60 degrees), rad."""
 NORMAL_SIGMA_PX = 3.0
 """Standard deviation (pixels) of the Gaussian that smooths the silhouette for contact normals."""
+SUCCESS_THRESHOLD = 0.5
+"""Quality score at and above which the measure predicts a successful lift."""
 FEATURE_NAMES = ("D_m", "D_c", "D_t", "R_r", "S_a", "S_f")
 """The six high-level features, in the order of `ImageQuality.features`."""
 
@@ -482,3 +490,14 @@ def image_quality(mesh: trimesh.Trimesh, grasp_pose, object_pose=None,
     (w, r, n_lines, contact_tol, k).
     """
     return grasp_quality(render_silhouette(mesh, grasp_pose, resolution, object_pose=object_pose), **kwargs)
+
+
+def predict(obj, object_pose, grasp_pose, params, seed) -> Prediction:
+    """The image-space quality of one trial's perturbed grasp (`interface.Prediction`): success =
+    score >= SUCCESS_THRESHOLD; info holds the predicted object translation along the closing
+    direction (translation, m) and D_t (eq. 10), rotation R_r (rad), S_a (rad), S_f (m), and
+    miss/collision."""
+    start = time.perf_counter()
+    q = image_quality(obj.mesh, perturbed_grasp(grasp_pose, params, seed), object_pose=object_pose)
+    info = {"translation": q.translation, "d_t": q.d_t, "r_r": q.r_r, "s_a": q.s_a, "s_f": q.s_f, "miss": q.miss, "collision": q.collision}
+    return Prediction(q.score >= SUCCESS_THRESHOLD, q.score, time.perf_counter() - start, info)

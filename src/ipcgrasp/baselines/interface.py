@@ -53,5 +53,8 @@ MODELS = _Registry({
     "soft_point": "ipcgrasp.baselines.soft_point",
     "reach": "ipcgrasp.baselines.reach",
     "6dfc": "ipcgrasp.baselines.sixdfc",
+    "image_quality": "ipcgrasp.baselines.image_quality",
+    "penalty": "ipcgrasp.baselines.penalty",
+    "mujoco_flex": "ipcgrasp.baselines.mujoco_flex",
 })
 """Registered models: name -> predict(obj, object_pose, grasp_pose, params, seed) -> Prediction."""

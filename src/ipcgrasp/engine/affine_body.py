@@ -12,19 +12,15 @@ Rigidity comes from the orthogonality potential V(A) = kappa * volume * ||A A^T 
 Kernels (`_name`) take float64 arrays; the public wrappers validate and convert.
 """
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.barrier import _project_to_psd
 
 __all__ = [
-    "MassProperties",
     "affine_jacobian",
     "affine_mass_matrix",
     "affine_positions",
-    "mass_properties_from_surface",
     "nearest_rotation",
     "orthogonality_potential",
     "orthogonality_potential_gradient",
@@ -96,71 +92,7 @@ def affine_positions(q, X):
 
 
 # ----------------------------------------------------------------------------------------------
-# Mass properties and mass matrix
-
-
-@dataclass(frozen=True)
-class MassProperties:
-    """Uniform-density solid in its body frame: mass (kg), volume (m^3), centre of mass (3,) m,
-    second moment about the body origin S = integral rho X X^T dV (3,3) kg m^2."""
-
-    mass: float
-    volume: float
-    center_of_mass: np.ndarray
-    second_moment: np.ndarray
-
-
-def mass_properties_from_surface(vertices, faces, mass):
-    """Mass properties of the solid bounded by a closed, outward-oriented triangle mesh, with the
-    given total mass (kg) spread uniformly. Vertices (n,3) in m in the body frame; faces (F,3).
-
-    Divergence theorem: the solid is the signed sum of tets (r, a, b, c) over faces, r a
-    reference point; a tet T with vertices v_k (relative to r) has integral of Y dV
-    = |T| sum_k v_k / 4 and integral of Y Y^T dV = |T| / 20 (sum_k v_k v_k^T + s s^T),
-    s = sum_k v_k.
-    Raises ValueError if the mesh is not closed and consistently oriented or encloses no volume.
-    """
-    m = float(mass)
-    if not np.isfinite(m) or m <= 0.0:
-        raise ValueError(f"mass must be positive and finite, got {m!r}")
-    vertices = _as_points(vertices, "vertices")
-    faces = np.asarray(faces)
-    if faces.ndim != 2 or faces.shape[1] != 3 or faces.shape[0] == 0:
-        raise ValueError(f"faces must have shape (F, 3) with F > 0, got {faces.shape}")
-    faces = faces.astype(np.int64)
-    n = vertices.shape[0]
-    if faces.min() < 0 or faces.max() >= n:
-        raise ValueError(f"faces index vertices outside [0, {n})")
-    directed = faces[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2)
-    keys = directed[:, 0] * n + directed[:, 1]
-    reverse = directed[:, 1] * n + directed[:, 0]
-    if np.unique(keys).size != keys.size or not np.all(np.isin(reverse, keys)):
-        raise ValueError(
-            "surface mesh is not closed and consistently oriented "
-            "(every edge must be shared by exactly two faces in opposite directions)"
-        )
-
-    r = vertices.mean(axis=0)  # integrating about a nearby point keeps the sums well scaled
-    a, b, c = (vertices[faces[:, k]] - r for k in range(3))
-    vol = np.einsum("ij,ij->i", a, np.cross(b, c)) / 6.0
-    volume = vol.sum()
-    if not volume > 0.0:
-        raise ValueError(f"surface mesh encloses volume {volume:.3e} m^3 (inward-oriented faces?)")
-    s = a + b + c
-    first = (vol[:, None] * s).sum(axis=0) / 4.0
-    second = np.einsum("t,ti,tj->ij", vol, a, a) + np.einsum("t,ti,tj->ij", vol, b, b)
-    second += np.einsum("t,ti,tj->ij", vol, c, c) + np.einsum("t,ti,tj->ij", vol, s, s)
-    second /= 20.0
-    # Back to the body origin: X = Y + r.
-    second = second + np.outer(first, r) + np.outer(r, first) + volume * np.outer(r, r)
-    rho = m / volume
-    S = rho * second
-    return MassProperties(
-        mass=m,
-        volume=float(volume),
-        center_of_mass=r + first / volume,
-        second_moment=0.5 * (S + S.T),
-    )
+# Mass matrix
 
 
 def affine_mass_matrix(mass, center_of_mass, second_moment):

@@ -11,6 +11,16 @@ x(z) = P z + c the contact-surface vertex positions (P constant, c the driven ve
 Projected Newton with a sparse direct solve; the line search clips the step by CCD, then by tet
 inversion, then backtracks on E. Every accepted configuration is intersection-free.
 
+With SolverSettings.contact_model = "penalty" the barrier is replaced by the BLEM penalty
+potential of `penalty` (h^2 times its energy, lagged friction with penalty normal forces,
+optional k-means contact clusters): discrete collision detection only, i.e. no CCD in the line
+search or the drive and no adaptive stiffness; the tet non-inversion limit and the energy
+backtracking stay. Newton uses the penalty's Gauss-Newton Hessian, and a full step that lowers E
+by more than 1.5 times its quadratic model predicts is doubled while E keeps falling (contacts
+leaving the layers or sliding round an edge have less curvature than the PSD model). With
+clustering a step takes at least two passes (see `penalty`). Either way every step reports the
+actual interpenetration (`penetration`) and the largest gap at which a contact force acted.
+
 The Hessian's upper triangle is assembled straight into a CSC pattern that is kept while the
 contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
 Hessians carried into z through per-coordinate maps of P), and factored by qdldl's LDL^T,
@@ -32,6 +42,7 @@ import qdldl
 import scipy.sparse as sp
 
 from ipcgrasp.engine import collisions as contact
+from ipcgrasp.engine import penalty
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.affine_body import (
     affine_jacobian,
@@ -58,28 +69,67 @@ from ipcgrasp.engine.neohookean import (
     _tet_hessian,
     tet_energies,
 )
+from ipcgrasp.engine.penetration import PenetrationProbe
+
+CONTACT_MODELS = ("barrier", "penalty")
+MAX_EXTRAPOLATIONS = 8  # penalty line search: a Newton step may grow up to 2^8 times
+MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin outside the penalty clusters
 
 
 @dataclass
 class SolverSettings:
     """dt (s); gravity (m/s^2); dhat (m, None: 1e-3 x initial scene bounding-box diagonal);
     eps_v (m/s) friction smoothing speed; newton_tolerance (m/s) on ||dx||_inf / dt;
+    newton_fallback_tolerance (1/s): when Newton reaches max_newton_iterations without meeting
+    newton_tolerance, the step is still accepted at its iterate with the smallest Newton step if
+    that step over dt is below newton_fallback_tolerance x the scene's bounding-box diagonal (IPC's
+    own convergence criterion, 1e-2 l per second; StepStats.newton_converged is then False).
+    Projected Newton can stall there (PSD-projected contact Hessians, a light body sliding under
+    friction), moving the iterate by microns per iteration; None: such a step fails.
     friction_iterations: lagged friction passes per step (1 = IPC's default lagging);
     contact_force_scale (N, optional): the force one contact should carry at a tenth of dhat.
     IPC's stiffness heuristic balances the barrier against inertia and gravity, which for light
     bodies squeezed hard leaves contact forces to be carried at vanishing distances; this sets a
     floor on kappa so that a known force scale (e.g. a gripper's closing force) is carried at a
-    resolvable gap."""
+    resolvable gap.
+    contact_model: "barrier" (IPC: log barrier, CCD, adaptive kappa) or "penalty" (BLEM penalty
+    contact of engine/penalty.py, discrete detection, no CCD). Penalty only: penalty_stiffness k
+    (N/m per contact), penalty_margin r (m, boundary layer of every mesh: meshes touch below 2 r,
+    the ground below r; the activation distance `Simulation.dhat` becomes 2 r and `dhat` is not
+    used), penalty_clusters K (at most K k-means representative contacts per body pair, lagged
+    per friction pass; 0 = every contact)."""
 
     dt: float = 0.02
     gravity: tuple = (0.0, 0.0, -9.81)
     dhat: float | None = None
     eps_v: float = 1e-3
     newton_tolerance: float = 1e-4
+    newton_fallback_tolerance: float | None = 1e-2
     max_newton_iterations: int = 100
     friction_iterations: int = 1
     min_barrier_stiffness_scale: float = 1e11
     contact_force_scale: float | None = None
+    contact_model: str = "barrier"
+    penalty_stiffness: float = 1e5
+    penalty_margin: float = 5e-4
+    penalty_clusters: int = 0
+
+    def __post_init__(self):
+        if self.contact_model not in CONTACT_MODELS:
+            raise ValueError(f"SolverSettings.contact_model must be one of {CONTACT_MODELS}, "
+                             f"got {self.contact_model!r}")
+        for name in ("penalty_stiffness", "penalty_margin"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(value) and value > 0):
+                raise ValueError(f"SolverSettings.{name} must be a positive finite number, got {value!r}")
+        fallback = self.newton_fallback_tolerance
+        if fallback is not None and not (np.isfinite(fallback) and fallback > 0):
+            raise ValueError(f"SolverSettings.newton_fallback_tolerance must be positive and finite or None, "
+                             f"got {fallback!r}")
+        clusters = self.penalty_clusters
+        if isinstance(clusters, (bool, np.bool_)) or not isinstance(clusters, (int, np.integer)) or clusters < 0:
+            raise ValueError(f"SolverSettings.penalty_clusters must be an integer >= 0 (0: no clustering), "
+                             f"got {clusters!r}")
 
 
 @dataclass
@@ -102,8 +152,15 @@ class State:
 
 @dataclass
 class StepStats:
-    """What one step did. Forces in N: contact_force[i, j] is the barrier (normal) force on body i
-    from body j, friction_force[i, j] the friction force; index n_bodies is the ground."""
+    """What one step did. Forces in N: contact_force[i, j] is the normal (barrier or penalty)
+    force on body i from body j, friction_force[i, j] the friction force; index n_bodies is the
+    ground. min_distance (m): smallest distance over the active contacts (penalty: the ground's
+    is the signed height); n_contacts: active contacts (clusters when clustering);
+    barrier_stiffness: kappa (nan under penalty); max_penetration (m): deepest surface vertex
+    inside another body or below the ground (`penetration`; 0 for the barrier); max_force_gap
+    (m): largest distance between primitives at which a nonzero contact force acted (< dhat for
+    the barrier, up to 2 r under penalty: the "force field"); newton_converged: False when the
+    step was accepted by SolverSettings.newton_fallback_tolerance."""
 
     time: float
     newton_iterations: int
@@ -116,6 +173,9 @@ class StepStats:
     contact_force: np.ndarray
     friction_force: np.ndarray
     strain_energy: dict
+    max_penetration: float = 0.0
+    max_force_gap: float = 0.0
+    newton_converged: bool = True
     wall_time: float = 0.0
     extra: dict = field(default_factory=dict)
 
@@ -360,7 +420,13 @@ class Simulation:
         s = self.settings
         lo, hi = self._x.min(axis=0), self._x.max(axis=0)
         self.bbox_diagonal = float(np.linalg.norm(hi - lo))
-        self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
+        self._penalty = s.contact_model == "penalty"
+        if self._penalty:
+            self.dhat = 2.0 * float(s.penalty_margin)
+        else:
+            self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
+        self._clusters = None  # penalty clusters of the current friction pass
+        self._penetration = PenetrationProbe.from_collision_mesh(self.mesh)
         self.barrier_stiffness = None
         self.max_barrier_stiffness = None
         self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
@@ -498,10 +564,14 @@ class Simulation:
             rows.append(np.repeat(idx, 12))
             cols.append(np.tile(idx, 12))
             vals.append(body.mass_matrix.ravel())
-        self._M = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                shape=(self.n_dof, self.n_dof))
-        self._average_mass = float(self._M.diagonal().mean())
         self._mass_entries = (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
+        self._base_mass_values = self._mass_entries[2].copy()
+        self._affine_mass_range = {}  # affine index -> slice of its block in the mass entries
+        start = sum(len(v) for v in vals[:len(vals) - len(self.affines)])
+        for j in range(len(self.affines)):
+            self._affine_mass_range[j] = slice(start + 144 * j, start + 144 * (j + 1))
+        self._M = sp.csr_matrix((self._mass_entries[2], self._mass_entries[:2]), shape=(self.n_dof, self.n_dof))
+        self._average_mass = float(self._M.diagonal().mean())
         # tets with both free and prescribed vertices couple them: their indices and z indices
         self._coupling_tets = []
         for body, dof in zip(self.deformables, self._dof):
@@ -610,6 +680,9 @@ class Simulation:
         (default: a broad phase at x alone)."""
         if candidate_pairs is None:
             candidate_pairs = self._candidates(x, x, self.dhat)
+        if self._penalty:
+            return penalty.build_contacts(self.mesh, x, self.settings.penalty_margin, candidate_pairs,
+                                          self._plane_vertices)
         return contact.build_collisions(self.mesh, x, self.dhat, candidates=candidate_pairs)
 
     def _candidates(self, x0, x1, radius):
@@ -635,6 +708,8 @@ class Simulation:
         return vf, ee, vp
 
     def _min_distance(self, x):
+        if self._penalty:
+            return float(penalty.contact_distances(self._collisions(x), self.mesh, x).min(initial=np.inf))
         return contact.min_distance(self._collisions(x), self.mesh, x)
 
     def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None, coll=None):
@@ -652,16 +727,26 @@ class Simulation:
         x = self.collision_positions(z)
         if coll is None:
             coll = self._collisions(x, candidate_pairs)
-        barrier = contact.barrier_potential(coll, self.mesh, x, self.dhat)
+        barrier = self._contact_potential(coll, x)
         fric = None
         if friction is not None:
             fric = contact.friction_potential(friction, self.mesh, x - x_t, self.settings.eps_v * self.settings.dt)
         return (e, barrier, fric), x, coll
 
+    def _contact_potential(self, coll, x):
+        """The contact term of E at x: the barrier sum without kappa, or h^2 times the penalty
+        energy (J)."""
+        if not self._penalty:
+            return contact.barrier_potential(coll, self.mesh, x, self.dhat)
+        s = self.settings
+        if self._clusters is not None:
+            return s.dt ** 2 * penalty.cluster_potential(self._clusters, x, s.penalty_stiffness)
+        return s.dt ** 2 * penalty.penalty_potential(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
+
     def _total_energy(self, terms):
         """E from the terms of _energy at the current barrier stiffness."""
         e, barrier, fric = terms
-        e += self.barrier_stiffness * barrier
+        e += (1.0 if self._penalty else self.barrier_stiffness) * barrier
         if fric is not None:
             e += fric
         return e
@@ -683,7 +768,15 @@ class Simulation:
         """Gradient (n_dof,) of the incremental potential at z; x, coll: the contact positions and
         active contacts at z."""
         g = self._gradient_without_contact(z, z_tilde)
-        gx = self.barrier_stiffness * contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
+        if not self._penalty:
+            gx = self.barrier_stiffness * contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
+        else:
+            s = self.settings
+            if self._clusters is not None:
+                gx = penalty.cluster_potential_gradient(self._clusters, x, s.penalty_stiffness)
+            else:
+                gx = penalty.penalty_potential_gradient(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
+            gx = s.dt ** 2 * gx.ravel()
         if friction is not None:
             u, eps = x - x_t, self.settings.eps_v * self.settings.dt
             gx = gx + contact.friction_potential_gradient(friction, self.mesh, u, eps).ravel()
@@ -695,8 +788,15 @@ class Simulation:
         incremental potential at z; x, coll: the contact positions and active contacts at z. The
         pattern grows when contacts couple degrees of freedom it lacks."""
         data = self._hessian_without_contact(z)
-        terms = [(*contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True),
-                  self.barrier_stiffness)]
+        s = self.settings
+        if not self._penalty:
+            terms = [(*contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True),
+                      self.barrier_stiffness)]
+        elif self._clusters is not None:
+            terms = [(*penalty.cluster_potential_hessian(self._clusters, x, s.penalty_stiffness), s.dt ** 2)]
+        else:
+            terms = [(*penalty.penalty_potential_hessian(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness),
+                      s.dt ** 2)]
         if friction is not None:
             u, eps = x - x_t, self.settings.eps_v * self.settings.dt
             terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0))
@@ -825,12 +925,14 @@ class Simulation:
             self._refresh_driven()
 
         place(1.0)
-        alpha = self._ccd_fraction(x0, self.collision_positions())
+        alpha = 1.0 if self._penalty else self._ccd_fraction(x0, self.collision_positions())
         alpha = min(alpha, self._noninverting_fraction(
             [old_def.get(i) for i in range(len(self.deformables))],
             [targets_def[i] - old_def[i] if i in targets_def else None for i in range(len(self.deformables))]))
         if alpha < 1.0:
             place(alpha)
+        if self._penalty:  # discrete detection: no CCD, no distance floor
+            return alpha, self._collisions(self.collision_positions())
         for _ in range(10):
             x = self.collision_positions()
             coll = self._collisions(x)
@@ -881,23 +983,34 @@ class Simulation:
         return stats
 
     def _step(self, drivers):
+        self._newton_converged = True
         z_t, v_t = self.pack(), self.pack(velocities=True)
         x_t = self.collision_positions(z_t)
         z_tilde = self._predicted(z_t, v_t)
         last_x, last_coll = self._accepted_contacts
         coll_t = last_coll if np.array_equal(last_x, x_t) else self._collisions(x_t)
-        self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
+        if not self._penalty:
+            self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
         friction = self._friction_collisions(x_t, coll_t)
         driver_fraction, coll = self._drive(drivers, z_tilde, friction, x_t, coll_t)
         z = self.pack()  # the drive moved the free DOFs too (linearised response)
         x = self.collision_positions(z)
         alphas, iterations = [], 0
-        for k in range(max(1, self.settings.friction_iterations)):
+        clustering = self._penalty and self.settings.penalty_clusters > 0
+        passes = max(1 + clustering, self.settings.friction_iterations)
+        k = 0
+        while True:
             if k:
-                friction = self._friction_collisions(x, coll)
+                friction = self._friction_collisions(x, coll, cluster=clustering)
             z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll)
             iterations += its
             alphas += a
+            k += 1
+            # clusters are lagged: pass again while contacts begin outside them
+            if k >= passes and not (clustering and k < passes + MAX_CLUSTER_PASSES
+                                    and penalty.has_unclustered_contacts(self._clusters, coll, self.mesh, x,
+                                                                         self.settings.penalty_margin)):
+                break
         return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction)
 
     def _predicted(self, z_t, v_t):
@@ -905,11 +1018,22 @@ class Simulation:
         h = self.settings.dt
         return z_t + h * v_t + h * h * self._gravity_acc
 
-    def _friction_collisions(self, x_lagged, coll=None):
+    def _friction_collisions(self, x_lagged, coll=None, cluster=False):
         """Normal forces, bases and coordinates of the contacts at x_lagged (coll: the active
-        contacts there, if known), fixed for a solve."""
+        contacts there, if known), fixed for a solve. Penalty with clusters: with `cluster` the
+        contacts are clustered (the clusters then replace them until the next call), else they
+        act one by one (the first pass of a step finds the contacts the clusters start from)."""
         coll = self._collisions(x_lagged) if coll is None else coll
-        return contact.build_friction_collisions(coll, self.mesh, x_lagged, self.dhat, self.barrier_stiffness)
+        if not self._penalty:
+            return contact.build_friction_collisions(coll, self.mesh, x_lagged, self.dhat, self.barrier_stiffness)
+        s = self.settings
+        stiffness = s.dt ** 2 * s.penalty_stiffness  # lambda in the incremental potential's units
+        if cluster:
+            self._clusters = penalty.cluster_contacts(coll, self.mesh, x_lagged, s.penalty_margin, s.penalty_clusters,
+                                                      stiffness)
+            return self._clusters.members
+        self._clusters = None
+        return penalty.build_friction_collisions(coll, self.mesh, x_lagged, s.penalty_margin, stiffness)
 
     def incremental_potential(self):
         """The coming step's incremental potential from the current state, without drivers:
@@ -917,7 +1041,7 @@ class Simulation:
         z_t = self.pack()
         z_tilde = self._predicted(z_t, self.pack(velocities=True))
         x_t = self.collision_positions(z_t)
-        if self.barrier_stiffness is None:
+        if self.barrier_stiffness is None and not self._penalty:
             self._init_barrier_stiffness(z_t, z_tilde, x_t, self._collisions(x_t))
         friction = self._friction_collisions(x_t)
 
@@ -956,9 +1080,10 @@ class Simulation:
         the converged z, the iterations, the line-search fractions, and x, coll at the result."""
         s, h = self.settings, self.settings.dt
         alphas = []
-        prev_min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
+        prev_min_d2 = None if self._penalty else contact.min_distance(coll, self.mesh, x) ** 2
         terms = None  # the energy terms at z, once known
-        for iteration in range(1, s.max_newton_iterations + 1):
+        best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
+        for iteration in range(1, s.max_newton_iterations + 2):
             g = self._gradient(z, z_tilde, friction, x_t, x, coll)
             if not np.all(np.isfinite(g)):
                 raise StepFailed("non-finite gradient in Newton", self.state.copy())
@@ -969,10 +1094,14 @@ class Simulation:
             step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
             if step_norm / h < s.newton_tolerance:
                 return z, iteration - 1, alphas, x, coll
+            if best is None or step_norm < best[0]:
+                best = (step_norm, z, x, coll)
+            if iteration > s.max_newton_iterations:
+                break
             # One broad phase per iteration serves the CCD, every line-search energy and the next
             # iterate's contact set: all lie on the segment x -> x + dx.
             pairs = self._candidates(x, x + dx, self.dhat)
-            alpha = min(1.0, self._ccd_fraction(x, x + dx, pairs))
+            alpha = 1.0 if self._penalty else min(1.0, self._ccd_fraction(x, x + dx, pairs))
             x_defs, dx_defs = self._deformable_positions(z), []
             for x_def, (free, z_index) in zip(x_defs, self._free_vertex_dofs):
                 dx_defs.append(np.zeros_like(x_def))
@@ -988,14 +1117,45 @@ class Simulation:
                 alpha *= 0.5
             if alpha < 1e-12:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
+            if self._penalty and alpha == 1.0:
+                alpha, terms1, x1, coll1 = self._extrapolate(z, p, x, dx, z_tilde, friction, x_t, e0, float(g @ p),
+                                                             (terms1, x1, coll1), x_defs, dx_defs)
             alphas.append(alpha)
             z = z + alpha * p
             x, coll, terms = x1, coll1, terms1
+            if self._penalty:
+                continue
             min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
             self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
                                                               self.barrier_stiffness, self.bbox_diagonal)
             prev_min_d2 = min_d2
+        if s.newton_fallback_tolerance is not None and best[0] / h < s.newton_fallback_tolerance * self.bbox_diagonal:
+            self._newton_converged = False
+            return best[1], s.max_newton_iterations, alphas, best[2], best[3]
         raise StepFailed(f"Newton did not converge in {s.max_newton_iterations} iterations", self.state.copy())
+
+    def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, x_defs, dx_defs):
+        """Penalty only: when the full Newton step p lowered E by more than 1.5 times what its
+        quadratic model predicts (-slope / 2, slope = g . p), the model overestimates the
+        curvature (contacts leaving the boundary layer, a body sliding round an edge: directions
+        of zero or negative curvature the PSD Hessian cannot show), so try doubling the step, up
+        to MAX_EXTRAPOLATIONS times, while E keeps falling and no tet inverts. Returns the
+        fraction taken and (terms, x, contacts) there; accepted: those of the full step."""
+        alpha, (terms, x1, coll1) = 1.0, accepted
+        best = self._total_energy(terms)
+        if not e0 - best > -0.75 * slope:
+            return alpha, terms, x1, coll1
+        for _ in range(MAX_EXTRAPOLATIONS):
+            trial = 2.0 * alpha
+            if self._noninverting_fraction(x_defs, [trial * d for d in dx_defs]) < 1.0:
+                break
+            t_terms, t_x, t_coll = self._energy(z + trial * p, z_tilde, friction, x_t,
+                                                self._candidates(x, x + trial * dx, self.dhat))
+            energy = self._total_energy(t_terms)
+            if not energy < best:
+                break
+            alpha, best, terms, x1, coll1 = trial, energy, t_terms, t_x, t_coll
+        return alpha, terms, x1, coll1
 
     def _position_dofs(self):
         """Indices of z that are vertex coordinates in metres (not the affine A entries)."""
@@ -1022,26 +1182,54 @@ class Simulation:
         self._x = x
         self._accepted_contacts = (x, coll)
         B = len(self.bodies)
-        normal = self._resultants(coll, contact.contact_forces(coll, self.mesh, x, self.dhat,
-                                                               self.barrier_stiffness / h ** 2), B)
-        fric = self._resultants(friction, contact.friction_forces(friction, self.mesh, x - x_t,
-                                                                  self.settings.eps_v * h) / h ** 2, B)
+        if self._penalty:
+            normal, min_distance, n_contacts, force_gap = self._penalty_forces(coll, x, B)
+            kappa = float("nan")
+        else:
+            forces = contact.contact_forces(coll, self.mesh, x, self.dhat, self.barrier_stiffness / h ** 2)
+            normal = self._resultants(coll.vertices, coll.bodies, forces, B)
+            min_distance, n_contacts = contact.min_distance(coll, self.mesh, x), len(coll.kind)
+            kappa = self.barrier_stiffness
+            force_gap = float(penalty.contact_distances(coll, self.mesh, x).max(initial=0.0))  # every one pushes
+        forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
+        fric = self._resultants(friction.vertices, friction.bodies, forces, B)
         strain = {body.name: float(tet_energies(xd, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam).sum())
                   for body, xd in zip(self.deformables, state.deformable_x)}
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
-                         driver_fraction=driver_fraction, min_distance=contact.min_distance(coll, self.mesh, x),
-                         n_contacts=len(coll.kind), barrier_stiffness=self.barrier_stiffness,
+                         driver_fraction=driver_fraction, min_distance=min_distance,
+                         n_contacts=n_contacts, barrier_stiffness=kappa,
                          energies={"strain": sum(strain.values())}, contact_force=normal, friction_force=fric,
-                         strain_energy=strain)
+                         strain_energy=strain, max_penetration=self._penetration.max_depth(x),
+                         max_force_gap=max(force_gap, 0.0), newton_converged=self._newton_converged)
 
-    def _resultants(self, coll, forces, B):
-        """Sum per-collision vertex forces (K,4,3) into body-pair resultants (B+1, B+1, 3)."""
+    def _penalty_forces(self, coll, x, B):
+        """Under penalty at the accepted x (coll: its contacts): the normal force resultants, the
+        smallest contact distance, the number of active contacts (or clusters) and the largest
+        distance at which a force acts (m)."""
+        s = self.settings
+        distances = penalty.contact_distances(coll, self.mesh, x)
+        min_distance = float(distances.min(initial=np.inf))
+        clusters = self._clusters
+        if clusters is None:
+            active = distances < np.where(coll.kind == contact.VERTEX_PLANE, s.penalty_margin, 2.0 * s.penalty_margin)
+            forces = penalty.contact_forces(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
+            return (self._resultants(coll.vertices, coll.bodies, forces, B), min_distance, int(active.sum()),
+                    float(distances[active].max(initial=0.0)))
+        active = penalty.cluster_depths(clusters, x) > 0.0
+        forces = penalty.cluster_forces(clusters, x, s.penalty_stiffness)
+        gaps = penalty.cluster_member_gaps(clusters, x)[active[clusters.member_cluster]]
+        return (self._resultants(clusters.vertices[:, None], clusters.bodies[clusters.vertex_cluster],
+                                 forces[:, None, :], B), min_distance, int(active.sum()), float(gaps.max(initial=0.0)))
+
+    def _resultants(self, vertices, bodies, forces, B):
+        """Sum per-contact vertex forces (K,m,3) on the contacts' vertices (K,m) (-1: padding)
+        between the bodies (K,2) (-1: the ground) into body-pair resultants (B+1, B+1, 3)."""
         out = np.zeros((B + 1, B + 1, 3))
-        verts = coll.vertices
+        verts = vertices
         valid = verts >= 0
         owner = self.mesh.vertex_body[np.where(valid, verts, 0)]
-        a = coll.bodies[:, 0][:, None]
-        b = np.where(coll.bodies[:, 1] < 0, B, coll.bodies[:, 1])[:, None]
+        a = bodies[:, 0][:, None]
+        b = np.where(bodies[:, 1] < 0, B, bodies[:, 1])[:, None]
         partner = np.where(owner == a, b, a)
         np.add.at(out, (owner[valid], partner[valid]), forces[valid])
         return out
@@ -1069,6 +1257,20 @@ class Simulation:
         j = self.affines.index(self.bodies[self.index[name]])
         self.state.affine_qdot[j][:] = 0.0
         self.state.affine_qdot[j][:3] = linear
+
+    def set_mass_scale(self, name, scale: float) -> None:
+        """Scale an affine body's mass and inertia by `scale` (> 0) from the next step on; gravity
+        on it scales with it. The barrier stiffness is not re-tuned."""
+        if not (np.isfinite(scale) and scale > 0):
+            raise ValueError(f"mass scale must be positive and finite, got {scale!r}")
+        body = self.bodies[self.index[name]]
+        if not isinstance(body, AffineBody):
+            raise ValueError(f"set_mass_scale: {name!r} is not an affine (rigid) body")
+        block = self._affine_mass_range[self.affines.index(body)]
+        values = self._mass_entries[2]
+        values[block] = scale * self._base_mass_values[block]
+        self._M = sp.csr_matrix((values, self._mass_entries[:2]), shape=(self.n_dof, self.n_dof))
+        self._set_hessian_pattern(self._hessian_keys)
 
     def restore(self, state: State) -> None:
         """Return to an earlier state (e.g. to retry a step with a smaller driver increment)."""

@@ -11,7 +11,7 @@ from ipcgrasp.geometry.mesh import (
     validate_mesh,
 )
 from ipcgrasp.geometry.pads import PAD_KINDS, backing_plate, pad_outline, pad_surface
-from ipcgrasp.geometry.tetra import PadMesh, TetMeshError, boundary_faces, make_pad, tet_volumes, tetrahedralize
+from ipcgrasp.geometry.tetra import PadMesh, TetMeshError, make_pad, tet_volumes, tetrahedralize
 
 __all__ = [
     "MassProperties",
@@ -22,7 +22,6 @@ __all__ = [
     "PadMesh",
     "TetMeshError",
     "backing_plate",
-    "boundary_faces",
     "load_object_mesh",
     "make_pad",
     "mass_properties",

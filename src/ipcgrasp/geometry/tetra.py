@@ -12,6 +12,7 @@ import numpy as np
 import tetgen
 import trimesh
 
+from ipcgrasp.engine.tetmesh import boundary_faces
 from ipcgrasp.geometry.pads import ARC_SEGMENTS, PAD_SCALE, PAD_THICKNESS, _check_kind, pad_surface
 
 DEFAULT_PAD_RESOLUTION = 3e-3
@@ -121,16 +122,6 @@ def _run_tetgen_isolated(vertices: np.ndarray, faces: np.ndarray,
     return value
 
 
-def boundary_faces(tets: np.ndarray) -> np.ndarray:
-    """Triangles on the boundary of a positively oriented tet mesh, oriented outward (F, 3)."""
-    tets = np.asarray(tets)
-    # each face listed counter-clockwise seen from outside its positively oriented tet
-    local = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
-    faces = tets[:, local].reshape(-1, 3)
-    _, first, counts = np.unique(np.sort(faces, axis=1), axis=0, return_index=True, return_counts=True)
-    return faces[np.sort(first[counts == 1])]
-
-
 @dataclass(frozen=True)
 class PadMesh:
     """A tetrahedralised jaw pad in the tooltip frame (front face z = 0, closing along +z).
@@ -182,7 +173,7 @@ def _make_pad_cached(kind: str, resolution: float, scale: float, thickness: floa
     depth = thickness * scale
     back_nodes = np.flatnonzero(nodes[:, 2] <= nodes[:, 2].min() + 1e-6 * depth)
     length, width, _ = surface.extents
-    surface_faces = boundary_faces(tets)
+    surface_faces = boundary_faces(tets, nodes)
     for array in (nodes, tets, surface_faces, back_nodes):
         array.flags.writeable = False
     return PadMesh(

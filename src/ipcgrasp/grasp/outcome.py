@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 FAILURE_MODES = ("miss", "pushed_out", "no_close", "jaws_meet", "slip", "solver")
+SHAKE_OUTCOMES = ("held", "dropped", "solver")
 
 
 @dataclass
@@ -17,9 +18,28 @@ class GraspResult:
     close_time: simulated time the close rule fired (nan if never); psi, close_forces: each
     pad's strain energy and normal force on the object at closing; jaw_opening: front-face gap
     when the trial started and at closing; object_translation, object_rotation: largest
-    displacement and rotation angle of the object during the squeeze; lift_height: highest the
+    displacement and rotation angle of the object during the squeeze; object_lateral_translation:
+    the largest part of that displacement across the closing direction (a jaw that touches first
+    pushes the object along the closing direction until the other catches it: that is not a
+    push out of the grasp); lift_height: highest the
     object's lowest point got above the ground; min_distance: smallest contact distance over
-    all steps; newton_iterations: total; wall_time: total and per phase.
+    all steps; newton_iterations: total; newton_fallback_steps: steps accepted by the engine's
+    Newton fallback (SolverSettings.newton_fallback_tolerance) instead of newton_tolerance;
+    wall_time: total and per phase (the optional phases "shake" and "critical_mass" appear only
+    when they ran).
+    max_penetration, max_force_gap: the largest of the engine's per-step StepStats fields of
+    those names over the trial (m; 0 for IPC, whose configurations never intersect and whose
+    barrier acts only below dhat).
+    s_cf, s_cp (m), s_cn: Rocchi et al.'s contact-stability metrics over the hold after the lift
+    (grasp.stability; NaN when the trial never reached the hold or no pad touched the object).
+    shake_outcome: None when the shake test did not run (shake_amplitude = 0 or the trial failed),
+    else one of SHAKE_OUTCOMES, with shake_reason in words.
+    critical_mass (kg, PrendoSim): the object's mass when it first slipped (speed relative to the
+    pads > slip_speed) while its mass ramped at mass_rate after the hold; NaN when not run, when
+    the trial failed (nothing to ramp) or the solver failed during the ramp; inf when it never
+    slipped up to max_mass. critical_mass_force (N): the pads' mean normal force on the object at
+    the last step before the slip (or the cap, or the solver failure); critical_mass_reason: words.
+    The shake and the ramp run after the trial is judged: they never change success.
     With record_frames: frames (per step {"time": s, body name: (n,3) world vertices}) and faces
     (body name -> (F,3) surface triangles indexing those vertices), for rendering.
     """
@@ -35,9 +55,21 @@ class GraspResult:
     close_opening: float = float("nan")
     object_translation: float = 0.0
     object_rotation: float = 0.0
+    object_lateral_translation: float = 0.0
     lift_height: float = 0.0
     min_distance: float = float("inf")
     newton_iterations: int = 0
+    newton_fallback_steps: int = 0
+    max_penetration: float = 0.0
+    max_force_gap: float = 0.0
+    s_cf: float = float("nan")
+    s_cp: float = float("nan")
+    s_cn: float = float("nan")
+    shake_outcome: str | None = None
+    shake_reason: str = ""
+    critical_mass: float = float("nan")
+    critical_mass_force: float = float("nan")
+    critical_mass_reason: str = ""
     steps: int = 0
     wall_time: float = 0.0
     phase_wall_time: dict = field(default_factory=dict)

@@ -1,0 +1,96 @@
+"""`ipcgrasp generate` end to end on a small box: real simulated trials, records, pictures and the
+index; a rerun skips them; bad meshes and arguments are clear errors."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import trimesh
+from PIL import Image
+
+from ipcgrasp.cli import main
+from ipcgrasp.dataset import records as records_module
+from ipcgrasp.dataset.records import read_records
+
+MU, CLOSE_FORCE, MASS = 0.4, 20.0, 0.05
+
+
+@pytest.fixture
+def box_mesh(tmp_path):
+    path = tmp_path / "box.obj"
+    trimesh.creation.box([0.03, 0.03, 0.03]).export(path)
+    return path
+
+
+def test_generate_labels_grasps_of_a_box_and_a_rerun_skips_them(box_mesh, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "grasps"
+    argv = ["generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n", "2", "--trials", "1",
+            "--workers", "2", "--out", str(out)]
+    assert main(argv) == 0
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    assert summary.startswith(f"wrote 2 grasp record(s) to {out} (0 already there); sampler accepted 2 of ")
+    assert sorted(p.name for p in out.glob("grasp_*.json")) == ["grasp_0000.json", "grasp_0001.json"]
+    assert sorted(p.name for p in out.glob("*.png")) == ["grasp_0000.png", "grasp_0001.png"]
+    records = read_records(out)  # validated against the schema
+    index = pd.read_csv(out / "index.csv")
+    assert list(index["index"]) == [0, 1] and list(index["image"]) == ["grasp_0000.png", "grasp_0001.png"]
+    for i, record in records.items():
+        assert record["object"]["name"] == "box" and record["object"]["mesh"] == str(box_mesh)
+        assert Image.open(out / record["image"]).size == (640, 480)
+        (trial,) = record["trials"]
+        # the simulator took the pose as sampled: its jaws started just clear of the 30 mm box
+        # (1 mm each side, plus the pose noise and the 1 mm opening steps)
+        assert 0.032 <= trial["start_opening"] <= 0.040
+        # a block squeezed by two pads holds iff 2 mu F >= m g: here 16 N against 0.5 N
+        assert trial["success"], trial["reason"]
+        assert min(trial["close_forces"]) >= CLOSE_FORCE
+        assert index["robustness"][i] == record["robustness"] == 1.0
+    dataset = json.loads((out / "dataset.json").read_text())
+    assert dataset["trials"] == 1 and dataset["params"]["mu"] == MU
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("a rerun must not simulate the grasps already recorded")
+
+    monkeypatch.setattr(records_module, "simulate_grasp", no_simulation)
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != "index.csv"}
+    assert main(argv) == 0
+    rerun = capsys.readouterr().out
+    assert "wrote 0 grasp record(s)" in rerun and "(2 already there)" in rerun
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != "index.csv"} == before
+    assert list(pd.read_csv(out / "index.csv")["index"]) == [0, 1]
+
+
+def test_a_mesh_with_a_hole_is_an_error_naming_the_file_and_the_fix(tmp_path, capsys):
+    box = trimesh.creation.box([0.03, 0.03, 0.03])
+    box.update_faces(np.arange(len(box.faces)) != 0)
+    path = tmp_path / "open_box.obj"
+    box.export(path)
+    assert main(["generate", "--mesh", str(path), "--mass", "0.05", "--n", "1", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "not watertight" in err and "fix:" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_mesh_in_millimetres_gets_the_hint(tmp_path, capsys):
+    path = tmp_path / "box_mm.stl"
+    trimesh.creation.box([30.0, 30.0, 30.0]).export(path)
+    assert main(["generate", "--mesh", str(path), "--mass", "0.05", "--n", "1", "--out", str(tmp_path / "o")]) == 2
+    assert "looks like millimetres" in capsys.readouterr().err
+
+
+def test_a_missing_mesh_is_exit_2(tmp_path, capsys):
+    assert main(["generate", "--mesh", str(tmp_path / "nope.obj"), "--mass", "0.05", "--n", "1",
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "nope.obj" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", [["--mass", "0"], ["--n", "0"], ["--trials", "0"], ["--seed", "-1"],
+                                 ["--jaw", "square"]])
+def test_bad_arguments_are_exit_2(box_mesh, tmp_path, capsys, bad):
+    argv = {"--mesh": str(box_mesh), "--mass": "0.05", "--n": "1", "--out": str(tmp_path / "o")}
+    argv.update(dict(zip(bad[::2], bad[1::2])))
+    with pytest.raises(SystemExit) as exit_:
+        main(["generate", *[x for kv in argv.items() for x in kv]])
+    assert exit_.value.code == 2
+    assert "usage: ipcgrasp generate" in capsys.readouterr().err

@@ -1,0 +1,150 @@
+"""PrendoSim's critical mass: a block held between two pads by a normal force F with friction mu
+starts to slide when its weight reaches 2 mu F, so a slow mass ramp finds m_c = 2 mu F / g (plus
+the overshoot the slip-speed threshold needs); the ramp's inf/NaN rules; and the same through a
+GraspTrial on the cube."""
+
+import math
+
+import numpy as np
+import pytest
+import trimesh
+
+from ipcgrasp import GraspObject, SimParams, simulate_grasp
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
+from ipcgrasp.grasp.controller import critical_mass_ramp
+
+from ..physics.scenes import affine_box, deformable_block, pose
+from .test_controller import top_down_grasp
+
+G = 9.81
+SLIP_SPEED = 0.025  # m/s, PrendoSim's threshold
+BOX_MASS = 1.0  # kg, the mass the box is built with (the ramp rescales it)
+
+
+def overshoot(limit: float, rate: float) -> float:
+    """Mass (kg) the ramp adds after the friction limit `limit` (kg) before the block's speed
+    reaches SLIP_SPEED: past the limit the net force is (m - limit) g = rate t g, so the block
+    accelerates at about rate t g / limit and reaches v after t = sqrt(2 v limit / (rate g)),
+    when the ramp has added rate t."""
+    return math.sqrt(2 * SLIP_SPEED * limit * rate / G)
+
+
+def squeezed_box(mu: float):
+    """A 2 cm box squeezed between two 4 mm pads (E = 1e7 Pa, glued to their outer faces) with
+    gravity off. Returns the simulation, the drivers that hold the pads, and the mean normal
+    force of the pads on the box (N)."""
+    half, t, gap = 0.01, 0.004, 5e-4
+    box = affine_box("box", (2 * half,) * 3, BOX_MASS)
+    left = deformable_block("left", (t, 0.016, 0.016), (2, 3, 3), E=1e7, density=1000.0, prescribed_side="-x")
+    right = deformable_block("right", (t, 0.016, 0.016), (2, 3, 3), E=1e7, density=1000.0, prescribed_side="+x")
+    xl, xr = -(half + gap + t / 2), half + gap + t / 2
+    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=2e-5, eps_v=1e-4, newton_tolerance=1e-5,
+                              contact_force_scale=2.0)
+    sim = Simulation([box, left, right], poses={"left": pose((xl, 0, 0)), "right": pose((xr, 0, 0))},
+                     friction={("box", "left"): mu, ("box", "right"): mu}, settings=settings)
+    squeeze = gap + 5e-5
+    for k in range(30):
+        d = squeeze * min(1.0, (k + 1) / 15)
+        stats = sim.step({"left": pose((xl + d, 0, 0)), "right": pose((xr - d, 0, 0))})
+    force = 0.5 * (np.linalg.norm(stats.contact_force[0, 1]) + np.linalg.norm(stats.contact_force[0, 2]))
+    return sim, {"left": pose((xl + squeeze, 0, 0)), "right": pose((xr - squeeze, 0, 0))}, force
+
+
+def hang(sim, drivers, mass):
+    """Give the box `mass` (kg), turn gravity on and let it settle in the pads."""
+    sim.set_mass_scale("box", mass / BOX_MASS)
+    sim.set_gravity((0, 0, -G))
+    for _ in range(10):
+        sim.step(drivers)
+
+
+@pytest.fixture(scope="module")
+def box_03():
+    sim, drivers, force = squeezed_box(0.3)
+    return sim, drivers, force, sim.state.copy()
+
+
+@pytest.mark.parametrize("mu", [0.3, 0.5])
+def test_slow_ramp_finds_2_mu_F_over_g(mu, box_03):
+    sim, drivers, force, _ = box_03 if mu == 0.3 else (*squeezed_box(mu), None)
+    start = 0.9 * 2 * mu * force / G  # start just below the limit so a slow ramp stays short
+    hang(sim, drivers, start)
+    rate = 0.3  # kg/s: the slip-speed overshoot is then under 2 % of m_c
+    r = critical_mass_ramp(sim, "box", ("left", "right"), drivers, rate, SLIP_SPEED, 100.0, start_mass=start)
+    assert math.isfinite(r.mass) and "slipped" in r.reason
+    limit = 2 * mu * r.force / G  # the pads' normal force while still held (it shifts under load)
+    assert abs(r.force - force) < 0.15 * force
+    # What remains beyond the overshoot model: the ramp's step (rate dt = 3 g), the smoothed
+    # friction's transition (eps_v) and the normal force changing during the slip step: 2 %.
+    assert r.mass == pytest.approx(limit + overshoot(limit, rate), rel=0.02)
+    assert r.mass == pytest.approx(limit, rel=0.04)
+
+
+def test_no_slip_below_the_cap_gives_inf(box_03):
+    sim, drivers, force, state = box_03
+    sim.restore(state)
+    limit = 2 * 0.3 * force / G
+    hang(sim, drivers, 0.8 * limit)
+    r = critical_mass_ramp(sim, "box", ("left", "right"), drivers, 1.2, SLIP_SPEED, 0.9 * limit,
+                           start_mass=0.8 * limit)
+    assert r.mass == math.inf
+    assert "max_mass" in r.reason and r.force > 0.5 * force
+    assert r.ramp_time == pytest.approx(math.ceil(0.1 * limit / 1.2 / sim.settings.dt) * sim.settings.dt)
+
+
+def test_solver_failure_during_the_ramp_gives_nan_and_keeps_the_last_good_state(box_03):
+    sim, drivers, force, state = box_03
+    sim.restore(state)
+    hang(sim, drivers, 0.5)
+    calls = []
+
+    def failing_step(d):
+        calls.append(sim.state.time)
+        if len(calls) == 3:
+            raise StepFailed("injected", sim.state.copy())
+        return sim.step(d)
+
+    r = critical_mass_ramp(sim, "box", ("left", "right"), drivers, 1.2, SLIP_SPEED, 100.0, failing_step,
+                           start_mass=0.5)
+    assert math.isnan(r.mass)
+    assert "solver failed" in r.reason and "injected" in r.reason
+    assert r.force > 0.5 * force  # the normal force of the last step that held
+    assert sim.state.time == pytest.approx(calls[-1])
+
+
+@pytest.fixture(scope="module")
+def cube():
+    return GraspObject.from_file(resolve_data_dir() / "object_meshes" / "cube_3cm.obj", 0.003)
+
+
+CENTRED = dict(noise_translation=0.0, noise_rotation=0.0, lift_height=0.005, hold_time=0.04)
+
+
+@pytest.mark.slow
+def test_cube_grasp_critical_mass_matches_2_mu_F_over_g(cube):
+    """Through GraspTrial: the 3 cm cube grasped through its centre (no torque to resist) holds
+    until its weight reaches the pads' friction 2 mu F, at the PrendoSim rate of 1.2 kg/s."""
+    params = SimParams(critical_mass=True, **CENTRED)
+    r = simulate_grasp(cube, np.eye(4), top_down_grasp(), params, seed=0)
+    assert r.success, r.reason
+    limit = 2 * params.mu * r.critical_mass_force / G
+    assert r.critical_mass == pytest.approx(limit + overshoot(limit, params.mass_rate) + params.mass_rate * params.dt,
+                                            rel=0.03)
+    assert "critical_mass" in r.phase_wall_time
+    # the ramp comes after the verdict and leaves it alone
+    off = simulate_grasp(cube, np.eye(4), top_down_grasp(), SimParams(**CENTRED), seed=0)
+    assert off.success and math.isnan(off.critical_mass) and off.critical_mass_reason == ""
+    assert "critical_mass" not in off.phase_wall_time
+    assert r.steps > off.steps
+    for name in ("s_cf", "s_cp", "s_cn", "close_time", "lift_height"):
+        assert getattr(r, name) == getattr(off, name)
+
+
+def test_failed_trial_has_no_critical_mass():
+    obj = GraspObject.from_mesh(trimesh.creation.box(extents=(0.03, 0.02, 0.03)), mass=0.01, name="block")
+    beside = top_down_grasp(0.03)  # the pads close next to the block
+    r = simulate_grasp(obj, np.eye(4), beside, SimParams(critical_mass=True, **CENTRED), seed=0)
+    assert not r.success and r.failure_mode == "miss"
+    assert math.isnan(r.critical_mass) and "nothing to ramp" in r.critical_mass_reason
+    assert "critical_mass" not in r.phase_wall_time
