@@ -1,8 +1,9 @@
 # ipcgrasp study: from meshes to held-out evaluation (DESIGN.md section 5).
 # Run from the repository root:  snakemake -c2   (or ./run.sh study)
 # Stages (one file each in workflow/rules/): data (manifest, split), meshes, calibration, grid,
-# evaluation, benchmarks, notebooks. Stage target rules: split, meshes, calibration,
-# psi_sensitivity, grid, evaluation, benchmarks, notebooks (e.g. `snakemake -c2 --until grid`).
+# baselines (contact-parameter sweeps of the dynamic baselines), evaluation, benchmarks, notebooks.
+# Stage target rules: split, meshes, calibration, psi_sensitivity, grid, baselines, evaluation,
+# benchmarks, notebooks (e.g. `snakemake -c2 --until grid`).
 
 configfile: "config/config.yaml"
 
@@ -12,14 +13,15 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/meshes.smk"
 include: "workflow/rules/calibration.smk"
 include: "workflow/rules/grid.smk"
+include: "workflow/rules/baselines.smk"
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/benchmarks.smk"
 include: "workflow/rules/notebooks.smk"
 
 
 # Jobs that take seconds run in the main snakemake process, also under a cluster executor; the
-# simulation jobs (calibration, psi_sensitivity_cell, grid_cell, evaluation_simulation,
-# benchmark_resolution) are the ones submitted.
+# simulation jobs (calibration, psi_sensitivity_cell, grid_cell, baseline_cell,
+# evaluation_simulation, evaluation_dynamic, benchmark_resolution) are the ones submitted.
 localrules:
     all,
     data_manifest,
@@ -28,6 +30,8 @@ localrules:
     psi_sensitivity,
     grid_merge,
     grid,
+    baseline_sweep,
+    baselines,
     evaluation_merge,
     evaluation_baseline,
     evaluation,
@@ -35,6 +39,7 @@ localrules:
     notebook_calibration,
     notebook_grid_search,
     notebook_evaluation,
+    notebook_failure_modes,
     notebook_runtime,
     notebooks,
 
@@ -48,6 +53,7 @@ rule all:
         sensitivity_outputs(),
         grid_tables(),
         "results/grid/best.json",
+        sweep_outputs(),
         "results/evaluation/table.csv",
         "results/evaluation/table.md",
         "results/benchmarks/resolution.csv",

@@ -12,6 +12,7 @@ import trimesh
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
+from ipcgrasp.grasp import controller
 from ipcgrasp.grasp.controller import critical_mass_ramp
 
 from ..physics.scenes import affine_box, deformable_block, pose
@@ -121,18 +122,67 @@ def cube():
 CENTRED = dict(noise_translation=0.0, noise_rotation=0.0, lift_height=0.005, hold_time=0.04)
 
 
+def recorded_ramp(monkeypatch):
+    """Patch the controller's critical_mass_ramp so every ramp step is recorded: per step the
+    object's centre speed relative to the pads (m/s, as the ramp measures it) and, per pad, the
+    normal and friction force resultants on the object (N). Returns the list of records."""
+    steps = []
+
+    def ramp(sim, body, pads, drivers, rate, slip_speed, max_mass, step=None, start_mass=None):
+        step = step or sim.step
+        o, centre = sim.index[body], sim.bodies[sim.index[body]].center_of_mass
+
+        def relative_position():
+            pose = sim.affine_pose(body)
+            return pose[:3, :3] @ centre + pose[:3, 3] - np.mean([sim.vertices(p).mean(axis=0) for p in pads], axis=0)
+
+        def recording_step(d):
+            before = relative_position()
+            stats = step(d)
+            steps.append({"speed": float(np.linalg.norm(relative_position() - before)) / sim.settings.dt,
+                          "normal": [stats.contact_force[o, sim.index[p]].copy() for p in pads],
+                          "friction": [stats.friction_force[o, sim.index[p]].copy() for p in pads]})
+            return stats
+
+        return critical_mass_ramp(sim, body, pads, drivers, rate, slip_speed, max_mass, recording_step, start_mass)
+
+    monkeypatch.setattr(controller, "critical_mass_ramp", ramp)
+    return steps
+
+
 @pytest.mark.slow
-def test_cube_grasp_critical_mass_matches_2_mu_F_over_g(cube):
+def test_cube_grasp_critical_mass_matches_2_mu_F_over_g(cube, monkeypatch):
     """Through GraspTrial: the 3 cm cube grasped through its centre (no torque to resist) holds
-    until its weight reaches the pads' friction 2 mu F, at the PrendoSim rate of 1.2 kg/s."""
+    until its weight reaches the pads' friction 2 mu F, at the PrendoSim rate of 1.2 kg/s.
+
+    F is the pads' normal force when the slip begins (the object's speed relative to the pads
+    first exceeds 10 eps_v, so its friction is sliding), i.e. at the end of the last step it
+    stuck, which the sliding friction of the onset step is lagged on. While it sticks the
+    sheared silicone pads squeeze harder (about 27 -> 35 N, with eps_v = 1e-4 m/s); once it
+    slides they relax (to about 29 N in that step), so the ramp's critical_mass_force, the normal
+    force of the last step under the 2.5 cm/s detection speed, is already the relaxed force and
+    2 mu critical_mass_force / g falls about 17 % short of the limit. The slip then runs away
+    within a step or two (the friction drops with the normal force), so the detected mass is the
+    limit plus at most the quasi-static overshoot and one ramp step."""
     params = SimParams(critical_mass=True, **CENTRED)
+    ramp = recorded_ramp(monkeypatch)
     r = simulate_grasp(cube, np.eye(4), top_down_grasp(), params, seed=0)
     assert r.success, r.reason
-    limit = 2 * params.mu * r.critical_mass_force / G
-    assert r.critical_mass == pytest.approx(limit + overshoot(limit, params.mass_rate) + params.mass_rate * params.dt,
-                                            rel=0.03)
+    assert "slipped" in r.critical_mass_reason
+    onset = next(k for k, s in enumerate(ramp) if s["speed"] > 10 * params.eps_v)
+    assert 0 < onset < len(ramp) - 1  # the ramp sees the slip start before it detects it
+    stuck, sliding = ramp[onset - 1], ramp[onset]
+    normal = [np.linalg.norm(f) for f in stuck["normal"]]
+    # Coulomb in the onset step: each pad's friction saturates at mu times its lagged normal force
+    for friction, lagged in zip(sliding["friction"], normal):
+        assert np.linalg.norm(friction) == pytest.approx(params.mu * lagged, rel=0.01)
+    limit = 2 * params.mu * np.mean(normal) / G
+    assert limit - params.mass_rate * params.dt <= r.critical_mass
+    assert r.critical_mass <= limit + overshoot(limit, params.mass_rate) + params.mass_rate * params.dt
+    assert r.critical_mass == pytest.approx(limit, rel=0.03)
     assert "critical_mass" in r.phase_wall_time
     # the ramp comes after the verdict and leaves it alone
+    monkeypatch.undo()
     off = simulate_grasp(cube, np.eye(4), top_down_grasp(), SimParams(**CENTRED), seed=0)
     assert off.success and math.isnan(off.critical_mass) and off.critical_mass_reason == ""
     assert "critical_mass" not in off.phase_wall_time

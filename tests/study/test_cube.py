@@ -8,8 +8,10 @@ import xarray as xr
 from ipcgrasp.grasp.outcome import FAILURE_MODES, GraspResult
 from ipcgrasp.study.cube import (
     FAILURE_FLAG_MEANINGS,
+    MODEL_INFO,
     SIMULATION_VARIABLES,
     failure_mode_names,
+    mean_critical_mass,
     merge_cells,
     physical_robustness,
     prediction_cell,
@@ -142,3 +144,76 @@ def test_failure_mode_names_and_value_labels():
     for value, label in [(1e7, "1e7"), (1e11, "1e11"), (2.5e10, "2.5e10"), (0.4, "0.4"), (20.0, "20"),
                          (0.3, "0.3")]:
         assert value_label(value) == label and float(label) == value
+
+
+def test_prediction_cell_keeps_the_models_info_numbers_with_units(tmp_path):
+    info = [[{"failure_mode": None, "close_forces": (19.0, 21.0), "max_penetration": 1e-4, "force_gap": 5e-4},
+             {"failure_mode": "slip", "close_forces": (20.0, 22.0), "max_penetration": 2e-4, "force_gap": 0.0}],
+            [None, {"failure_mode": "", "close_forces": (18.0, 17.0), "max_penetration": 0.0}]]
+    success = np.array([[True, False], [False, True]])
+    cell = prediction_cell(success, np.full((2, 2), np.nan), np.ones((2, 2)), [["", "x"], ["error: boom", ""]],
+                           [0, 1], np.zeros((2, 2), dtype=np.int64), np.ones((2, 5), dtype=bool),
+                           {"model": "mujoco_flex", "object": "cube_3cm"}, info=info,
+                           variables=("failure_mode", "force_2", "max_penetration", "max_force_gap"))
+    assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[0, 1]] == "slip"
+    # success (None or ""), and a prediction that raised counts as a solver failure
+    assert failure_mode_names(cell.failure_mode.values).tolist() == [["none", "slip"], ["solver", "none"]]
+    assert cell.failure_mode.attrs["flag_meanings"].split() == list(FAILURE_FLAG_MEANINGS)
+    np.testing.assert_array_equal(cell.force_2.values, [[21.0, 22.0], [np.nan, 17.0]])
+    assert cell.force_2.attrs["units"] == "N" and cell.max_penetration.attrs["units"] == "m"
+    # mujoco's "force_gap" fills max_force_gap; a trial without the key gives NaN
+    np.testing.assert_array_equal(cell.max_force_gap.values, [[5e-4, 0.0], [np.nan, np.nan]])
+    xr.testing.assert_identical(read_cube(write_netcdf_atomic(cell, tmp_path / "p.nc")), cell)
+    with pytest.raises(ValueError, match="unknown prediction info variables \\['nope'\\]"):
+        prediction_cell(success, success, success, success, [0, 1], success, success, {}, info=info,
+                        variables=("nope",))
+
+
+def test_image_quality_info_variables():
+    info = [[{"translation": 2e-3, "d_t": 0.08, "r_r": 0.1, "s_a": 0.2, "s_f": 1e-3, "miss": False,
+              "collision": True}]]
+    cell = prediction_cell([[False]], [[0.3]], [[0.002]], [[""]], [4], [[1]], np.ones((1, 5), dtype=bool),
+                           {"model": "image_quality"}, info=info, variables=MODEL_INFO["image_quality"])
+    assert cell.predicted_translation.item() == 2e-3 and cell.predicted_translation.attrs["units"] == "m"
+    assert cell.r_r.attrs["units"] == "rad" and cell.d_t.attrs["units"] == "1"
+    assert cell.collision.dtype == bool and cell.collision.item() and not cell.miss.item()
+
+
+def test_grasp_wall_time_leaves_out_the_phases_after_the_hold():
+    result = GraspResult(success=True, wall_time=10.0, phase_wall_time={"squeeze": 3.0, "critical_mass": 4.0,
+                                                                        "shake": 1.5})
+    cell = simulation_cell([[result]], [0], [[0]], np.ones((1, 5), dtype=bool), {"object": "o"})
+    assert cell.wall_time.item() == 10.0 and cell.grasp_wall_time.item() == 4.5
+
+
+def test_mean_critical_mass_counts_failures_as_zero_and_no_slip_as_the_cap():
+    results = [[GraspResult(success=True, critical_mass=1.5), GraspResult(success=False),
+                GraspResult(success=True, critical_mass=float("inf"))],
+               [GraspResult(success=True, critical_mass=float("nan")), GraspResult(success=True, critical_mass=0.9),
+                GraspResult(success=True, critical_mass=1.2)],
+               [GraspResult(success=False), GraspResult(success=False), GraspResult(success=True,
+                                                                                    critical_mass=float("nan"))]]
+    cell = simulation_cell(results, [0, 1, 2], np.zeros((3, 3)), np.ones((3, 5), dtype=bool), {"object": "o"})
+    with pytest.raises(ValueError, match="cap"):
+        mean_critical_mass(cell)
+    # the ramp's NaN after a success (it failed) is left out of the mean
+    np.testing.assert_allclose(mean_critical_mass(cell, cap=5.0).values, [(1.5 + 0 + 5) / 3, 1.05, 0.0])
+    cell.critical_mass.attrs["max_mass"] = 2.0
+    assert mean_critical_mass(cell).values[0] == pytest.approx((1.5 + 2.0) / 3)
+    assert mean_critical_mass(cell).attrs["units"] == "kg"
+
+
+def test_merge_along_an_existing_object_dim():
+    # sweep jobs hold every training object; merging them stacks only the scalar settings
+    by_object = {}
+    for k, obj in enumerate(["a", "b"]):
+        _, by_object[obj] = make_cell(seed=k, object=obj)
+    jobs = []
+    for stiffness in (1e5, 1e4):
+        job = merge_cells([c.assign_coords(stiffness=stiffness) for c in by_object.values()], dims=("object",))
+        jobs.append(job)
+    cube = merge_cells(jobs, dims=("stiffness", "object"))
+    assert cube.success.dims == ("stiffness", "object", "grasp", "trial")
+    assert cube.stiffness.values.tolist() == [1e4, 1e5]
+    assert cube.seed.dims == ("object", "grasp", "trial")
+    np.testing.assert_array_equal(cube.success.sel(stiffness=1e5, object="b").values, by_object["b"].success.values)

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import spearmanr
+from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import (
     average_precision_score,
     f1_score,
@@ -17,7 +17,9 @@ from ipcgrasp.study.metrics import (
     PER_GRASP_METRICS,
     average_precision,
     average_recall,
+    correlation_with_interval,
     expand_trials,
+    finite_pairs,
     paper_ap_ar_f1,
     per_grasp_metrics,
     spearman_with_interval,
@@ -229,3 +231,32 @@ def test_spearman_edge_cases():
     assert math.isnan(rho.value) and math.isnan(rho.low)
     with pytest.raises(ValueError):
         spearman_with_interval([1.0], [1.0])
+
+
+def test_pearson_and_spearman_match_scipy_with_intervals_over_the_pairs():
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=40)
+    y = 0.6 * x + rng.normal(scale=0.8, size=40)
+    for method, reference in (("pearson", pearsonr), ("spearman", spearmanr)):
+        r = correlation_with_interval(x, y, method, n_boot=1000, seed=3)
+        assert r.value == pytest.approx(reference(x, y).statistic, abs=1e-12)
+        assert r.low < r.value < r.high
+        # one resample: the interval collapses onto that resample's correlation
+        one = correlation_with_interval(x, y, method, n_boot=1, seed=9)
+        idx = np.random.default_rng(9).integers(0, 40, size=(1, 40))[0]
+        assert one.low == pytest.approx(reference(x[idx], y[idx]).statistic, abs=1e-12)
+    # Pearson sees a monotone but curved relation as imperfect, Spearman as perfect
+    t = np.linspace(0.1, 3, 30)
+    assert correlation_with_interval(t, np.exp(3 * t), "spearman", 50).value == pytest.approx(1.0)
+    assert correlation_with_interval(t, np.exp(3 * t), "pearson", 50).value < 0.9
+    with pytest.raises(ValueError, match="method"):
+        correlation_with_interval(x, y, "kendall")
+    with pytest.raises(ValueError, match="finite"):
+        correlation_with_interval([1.0, np.nan, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_finite_pairs_drops_a_pair_when_either_side_is_not_finite():
+    x, y = finite_pairs([[1.0, np.nan], [3.0, np.inf]], [[2.0, 5.0], [np.nan, 4.0]])
+    assert x.tolist() == [1.0] and y.tolist() == [2.0]
+    with pytest.raises(ValueError, match="same number"):
+        finite_pairs([1.0, 2.0], [1.0])

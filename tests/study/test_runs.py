@@ -1,13 +1,14 @@
 import numpy as np
 import pytest
 
+from ipcgrasp.baselines.interface import Prediction
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.registry import load_registry
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.perturbation import trial_seed
 from ipcgrasp.study import runs
-from ipcgrasp.study.cube import FAILURE_FLAG_MEANINGS
+from ipcgrasp.study.cube import FAILURE_FLAG_MEANINGS, MODEL_INFO
 
 
 def test_psi_th_at_reads_or_interpolates_in_log_log():
@@ -89,3 +90,41 @@ def test_mesh_report_of_the_bundled_cube_and_both_pads():
     for kind in ("rounded", "rectangular"):
         pad = report["pads"][kind]
         assert pad["n_tets"] > 100 and pad["n_nodes"] > pad["n_back_nodes"] > 0 and pad["min_tet_volume_m3"] > 0
+
+
+def test_predictor_sends_params_to_simparams_and_keywords_to_the_model(monkeypatch):
+    seen = {}
+
+    def model(obj, object_pose, grasp_pose, params, seed, stiffness=1.0, dt=0.5):
+        seen.update(params=params, seed=seed, stiffness=stiffness, dt=dt)
+        return runs.always_success(obj, object_pose, grasp_pose, params, seed)
+
+    monkeypatch.setattr(runs, "MODELS", {"fake": model})
+    predict = runs.predictor("fake", {"params": {"penalty_margin": 2.5e-4, "dt": 0.01},
+                                      "keywords": {"stiffness": 1e8, "dt": 1e-3}})
+    base = SimParams(mu=0.6)
+    predict(None, None, None, base, 7)
+    # dt under params is the simulator's, dt under keywords the model's own
+    assert (seen["params"].penalty_margin, seen["params"].dt, seen["params"].mu) == (2.5e-4, 0.01, 0.6)
+    assert (seen["stiffness"], seen["dt"], seen["seed"]) == (1e8, 1e-3, 7)
+    assert runs.predictor("fake") is model and runs.predictor("fake", {}) is model
+    with pytest.raises(ValueError, match="penalty_margin"):
+        runs.predictor("fake", {"params": {"penalty_margin": -1.0}})
+    with pytest.raises(ValueError, match="no keyword settings \\['damping'\\]"):
+        runs.predictor("fake", {"keywords": {"damping": 1e4}})
+    with pytest.raises(ValueError, match="groups \\['stiffness'\\]"):
+        runs.predictor("fake", {"stiffness": 1e8})
+
+
+def test_predict_cell_keeps_the_models_info_variables():
+    def penalty_like(obj, object_pose, grasp_pose, params, seed):
+        return Prediction(False, float("nan"), 0.1, {"failure_mode": "slip", "reason": "lost it",
+                                                     "close_forces": (20.0, 21.0), "max_penetration": 3e-5,
+                                                     "max_force_gap": 9e-4})
+
+    cell = runs.predict_cell(penalty_like, None, FakePhysical, [0, 1], SimParams(), 1, 0,
+                             {"model": "penalty", "object": "x"})
+    assert set(MODEL_INFO["penalty"]) <= set(cell.data_vars)
+    assert cell.max_penetration.values.tolist() == [[3e-5], [3e-5]] and cell.force_2.values[0, 0] == 21.0
+    assert np.isnan(cell.s_cf.values).all()  # not in this info: NaN, not an error
+    assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[1, 0]] == "slip"

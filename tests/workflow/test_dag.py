@@ -26,18 +26,37 @@ def job_counts(output: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
-@pytest.mark.parametrize("configfile, grid_cells", [("config/config.yaml", 5 * 4 * 2 * 2),
-                                                     ("config/smoke.yaml", 2)])
-def test_dry_run_plans_every_stage(configfile, grid_cells):
+@pytest.mark.parametrize("configfile, grid_cells, sweep_cells", [("config/config.yaml", 5 * 4 * 2 * 2, 3 * 2 + 2 * 2),
+                                                                  ("config/smoke.yaml", 2, 1 + 1)])
+def test_dry_run_plans_every_stage(configfile, grid_cells, sweep_cells):
     result = dry_run("--forceall", "--configfile", configfile)  # whatever results/ holds already
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
     assert counts["grid_cell"] == grid_cells  # one job per (jaw, rule, E, mu, object); one object
+    assert counts["baseline_cell"] == sweep_cells  # one job per (model, stiffness, margin)
     for rule in ("data_manifest", "meshes", "split", "calibration", "grid_merge", "grid", "evaluation_simulation",
                  "evaluation_baseline", "evaluation", "notebook_calibration", "notebook_grid_search",
-                 "notebook_evaluation", "benchmark_resolution", "benchmarks", "notebook_runtime"):
+                 "notebook_evaluation", "notebook_failure_modes", "benchmark_resolution", "benchmarks",
+                 "notebook_runtime"):
         assert counts.get(rule, 0) >= 1, rule
-    assert counts["evaluation_baseline"] == 4  # soft_point, reach, 6dfc and always_success
+    # soft_point, reach, 6dfc, image_quality and always_success in the main process; the dynamic
+    # baselines (penalty, mujoco_flex) swept and submitted
+    assert counts["evaluation_baseline"] == 5
+    assert counts["baseline_sweep"] == counts["evaluation_dynamic"] == 2
+
+
+def test_a_study_without_dynamic_baselines_or_image_quality_drops_their_jobs_and_figures(tmp_path):
+    config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    config["evaluation"]["models"] = ["soft_point"]
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = dry_run("--forceall", "--configfile", str(path))
+    assert result.returncode == 0, result.stderr
+    counts = job_counts(result.stdout)
+    assert "baseline_cell" not in counts and "evaluation_dynamic" not in counts
+    assert counts["evaluation_baseline"] == 2 and counts["notebook_failure_modes"] == 1
+    assert "contact_artifacts.png" in result.stdout
+    assert "image_quality_vs_simulation" not in result.stdout and "baseline_sensitivity" not in result.stdout
 
 
 def test_config_yaml_spells_out_the_schema_defaults():
@@ -54,7 +73,7 @@ def test_every_schema_key_has_description_default_and_range():
     def check(properties, path):
         for name, spec in properties.items():
             assert "description" in spec and "default" in spec, path + name
-            if name not in ("data_dir",):
+            if name not in ("data_dir",) and spec.get("type") != "boolean":
                 assert any(k in spec for k in ranged), f"{path}{name} has no range"
             if "properties" in spec:
                 check(spec["properties"], f"{path}{name}.")
@@ -67,6 +86,9 @@ def test_every_schema_key_has_description_default_and_range():
     ("grid:\n  E: [-1.0]\n", "E"),
     ("sim:\n  dt: 0.0\n", "dt"),
     ("split:\n  training_grasps: 3\n", "training_grasps"),
+    ("baselines:\n  penalty:\n    margin: [0.0]\n", "margin"),
+    ("evaluation:\n  models: [isaac_gym]\n", "isaac_gym"),
+    ("evaluation:\n  critical_mass: 1\n", "critical_mass"),
 ])
 def test_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, bad, key):
     config = tmp_path / "bad.yaml"

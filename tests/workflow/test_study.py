@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import xarray as xr
@@ -21,9 +22,11 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 LOST_CELL = "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc"
-DOWNSTREAM_OF_LOST_CELL = {"grid_cell", "grid_merge", "grid", "notebook_grid_search", "evaluation_simulation",
-                           "evaluation_merge", "evaluation_baseline", "evaluation", "notebook_evaluation",
-                           "benchmarks", "notebook_runtime", "all"}
+DOWNSTREAM_OF_LOST_CELL = {"grid_cell", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
+                           "evaluation_simulation", "evaluation_merge", "evaluation_baseline", "evaluation_dynamic",
+                           "evaluation", "notebook_evaluation", "notebook_failure_modes", "benchmarks",
+                           "notebook_runtime", "all"}
+MODELS = ["ipcgrasp", "soft_point", "reach", "6dfc", "image_quality", "penalty", "mujoco_flex", "always_success"]
 
 
 def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
@@ -62,7 +65,15 @@ def test_every_table_cube_notebook_and_figure_exists(study):
                  "evaluation/table.md", "evaluation/per_grasp.csv", "notebooks/calibration.ipynb",
                  "notebooks/grid_search.ipynb", "notebooks/evaluation.ipynb", "figures/grid_f1.png",
                  "figures/evaluation_robustness.png", "figures/calibration.png", "benchmarks/resolution.csv",
-                 "benchmarks/trial_wall_time.csv", "figures/runtime.png", "notebooks/runtime.ipynb"]:
+                 "benchmarks/trial_wall_time.csv", "figures/runtime.png", "notebooks/runtime.ipynb",
+                 "baselines/penalty.nc", "baselines/penalty/best.json", "baselines/penalty/f1.md",
+                 "baselines/penalty/sensitivity.csv", "baselines/mujoco_flex.nc", "baselines/mujoco_flex/best.json",
+                 "baselines/mujoco_flex/sensitivity.md", "evaluation/image_quality.nc", "evaluation/penalty.nc",
+                 "evaluation/mujoco_flex.nc", "evaluation/ranking.csv", "evaluation/outcomes.csv",
+                 "evaluation/contact_artifacts.csv", "evaluation/contact_stability.csv",
+                 "evaluation/image_quality_vs_simulation.csv", "notebooks/failure_modes.ipynb",
+                 "figures/evaluation_ranking.png", "figures/failure_modes.png", "figures/contact_artifacts.png",
+                 "figures/image_quality_vs_simulation.png", "figures/baseline_sensitivity.png"]:
         assert (results / path).is_file() and (results / path).stat().st_size > 0, path
 
     split = json.loads((results / "split.json").read_text())
@@ -75,8 +86,9 @@ def test_every_table_cube_notebook_and_figure_exists(study):
     best = json.loads((results / "grid/best.json").read_text())
     assert (best["E"], best["mu"], best["jaw"]) == (1e8, 0.4, "rounded") and best["rule"] in ("psi", "force")
     table = pd.read_csv(results / "evaluation/table.csv", index_col="model")
-    assert table.index.tolist() == ["ipcgrasp", "soft_point", "reach", "6dfc", "always_success"]
+    assert table.index.tolist() == MODELS  # every model on the same held-out grasps
     assert table.paper_f1.between(0, 1).all()
+    assert "penalty: stiffness 100000 N/m, margin 0.0005 m" in (results / "evaluation/table.md").read_text()
 
     cube = read_cube(results / "grid/rounded.nc")
     assert cube.success.dims == ("E", "mu", "rule", "object", "grasp", "trial")
@@ -84,17 +96,64 @@ def test_every_table_cube_notebook_and_figure_exists(study):
     psi_th = json.loads((results / "calibration/psi_th.json").read_text())
     assert cube.psi_th.sel(rule="psi").item() == psi_th["psi_th"][psi_th["E"].index(1e8)]
     evaluated = read_cube(results / "evaluation/ipcgrasp.nc")
-    baseline = read_cube(results / "evaluation/reach.nc")
-    assert (evaluated.seed.values == baseline.seed.values).all()  # the same perturbed trials
+    for model in MODELS[1:]:
+        baseline = read_cube(results / f"evaluation/{model}.nc")
+        assert (evaluated.seed.values == baseline.seed.values).all(), model  # the same perturbed trials
     assert evaluated.grasp.values.tolist() == split["heldout"]["cube_3cm"]
 
 
-def test_grid_jobs_went_through_the_cluster_executor(study):
+def test_baseline_sweeps_choose_a_setting_on_the_training_grasps_and_the_evaluation_runs_it(study):
+    work, _ = study
+    results = work / "results"
+    grid = read_cube(results / "grid/rounded.nc")
+    for model, settings in (("penalty", {"params": {"penalty_stiffness": 1e5, "penalty_margin": 5e-4,
+                                                    "penalty_clusters": 0}}),
+                            ("mujoco_flex", {"keywords": {"stiffness": 1e8, "margin": 0.0, "damping": 1e4,
+                                                          "dt": 1e-3}})):
+        sweep = read_cube(results / f"baselines/{model}.nc")
+        assert sweep.success.dims == ("stiffness", "margin", "object", "grasp", "trial")
+        assert sweep.stiffness.attrs["units"] and sweep.max_penetration.attrs["units"] == "m"
+        assert (sweep.seed.values == grid.seed.values).all()  # the simulator's training trials
+        best = json.loads((results / f"baselines/{model}/best.json").read_text())
+        assert best["settings"] == settings and best["selected_on"] == "training grasps"
+        evaluated = read_cube(results / f"evaluation/{model}.nc")
+        assert json.loads(evaluated.attrs["settings"]) == settings
+        assert {"failure_mode", "max_penetration", "max_force_gap"} <= set(evaluated.data_vars)
+        sensitivity = pd.read_csv(results / f"baselines/{model}/sensitivity.csv")
+        assert {"paper_f1", "penetration_m_median", "penetration_m_max", "force_gap_m_median",
+                "force_gap_m_max"} <= set(sensitivity.columns)
+
+
+def test_held_out_cubes_carry_critical_mass_and_the_models_numbers(study):
+    work, _ = study
+    results = work / "results"
+    sim = read_cube(results / "evaluation/ipcgrasp.nc")
+    assert sim.critical_mass.attrs["units"] == "kg" and sim.critical_mass.attrs["max_mass"] == 5.0
+    held = sim.success.values
+    assert (sim.critical_mass.values[held] > 0).all()  # finite or inf (no slip up to the cap)
+    assert np.isnan(sim.critical_mass.values[~held]).all()
+    assert (sim.grasp_wall_time <= sim.wall_time).all()
+    image = read_cube(results / "evaluation/image_quality.nc")
+    assert image.predicted_translation.attrs["units"] == "m" and image.r_r.attrs["units"] == "rad"
+    artifacts = pd.read_csv(results / "evaluation/contact_artifacts.csv", index_col="model")
+    assert artifacts.loc["ipcgrasp", "penetration_m_max"] == 0.0
+    assert {"penalty", "mujoco_flex"} <= set(artifacts.index)
+    ranking = pd.read_csv(results / "evaluation/ranking.csv")
+    assert ((ranking.model == "ipcgrasp") & (ranking.score == "mean critical mass")).any()
+    assert ((ranking.model == "image_quality") & (ranking.score == "mean score")).any()
+    outcomes = pd.read_csv(results / "evaluation/outcomes.csv", index_col="model")
+    assert outcomes.index.tolist() == MODELS and (outcomes.sum(axis=1) == 2).all()  # 2 grasps x 1 trial
+    executed = (results / "notebooks/failure_modes.ipynb").read_text()
+    assert "ipcgrasp does not interpenetrate" in executed
+
+
+@pytest.mark.parametrize("rule, jobs", [("grid_cell", 2), ("baseline_cell", 2), ("evaluation_dynamic", 2)])
+def test_simulation_jobs_went_through_the_cluster_executor(study, rule, jobs):
     _, log = study
     # local rules print "localrule name:"; submitted ones "rule name:" and the external job id
-    grid_jobs = re.findall(r"^rule grid_cell:\n(?:\s+.*\n)*?\s+jobid: (\d+)$", log, re.MULTILINE)
-    assert len(grid_jobs) == rules_run(log)["grid_cell"] == 2
-    for jobid in grid_jobs:
+    submitted = re.findall(rf"^rule {rule}:\n(?:\s+.*\n)*?\s+jobid: (\d+)$", log, re.MULTILINE)
+    assert len(submitted) == rules_run(log)[rule] == jobs
+    for jobid in submitted:
         assert re.search(rf"Submitted job {jobid} with external jobid '\d+'", log)
 
 

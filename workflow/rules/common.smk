@@ -1,5 +1,6 @@
-# Helpers shared by every stage: config validation, data location, the study's objects and the
-# file names of the grid (paths under results/ are the contract between stages).
+# Helpers shared by every stage: config validation, data location, the study's objects, the
+# models, and the file names of the grid and the baseline sweeps (paths under results/ are the
+# contract between stages).
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from ipcgrasp.data.registry import load_registry
 from ipcgrasp.study.cube import value_label
 from ipcgrasp.study.runs import ALWAYS_SUCCESS
 from ipcgrasp.study.split import object_split
+from ipcgrasp.study.sweeps import SWEEP_MODELS, sweep_settings
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -29,6 +31,7 @@ SIM = config["sim"]
 CALIBRATION = config["calibration"]
 GRID = config["grid"]
 EVALUATION = config["evaluation"]
+BASELINES = config["baselines"]
 
 OBJECTS = sorted(config["objects"]) or list_objects(DATA_DIR)
 _missing = sorted(set(OBJECTS) - set(list_objects(DATA_DIR)))
@@ -46,6 +49,15 @@ _unknown_models = sorted(set(EVALUATION["models"]) - set(MODELS))
 if _unknown_models:
     raise WorkflowError(f"evaluation.models: {_unknown_models} are not in ipcgrasp.baselines.MODELS ({list(MODELS)})")
 EVALUATION_MODELS = list(EVALUATION["models"]) + [ALWAYS_SUCCESS]
+# dynamic baselines: a contact-parameter sweep on the training grasps, then submitted evaluation jobs
+SWEPT_MODELS = [m for m in EVALUATION_MODELS if m in SWEEP_MODELS]
+# the rest predict in well under a second per trial: evaluated in the main snakemake process
+QUICK_MODELS = [m for m in EVALUATION_MODELS if m not in SWEPT_MODELS]
+
+
+def one_of(names):
+    """A wildcard constraint matching exactly these names (none: matches nothing)."""
+    return "|".join(names) if names else "(?!)"
 
 
 wildcard_constraints:
@@ -54,9 +66,11 @@ wildcard_constraints:
     E=r"[0-9.]+(e-?[0-9]+)?",
     mu=r"[0-9.]+(e-?[0-9]+)?",
     factor=r"[0-9.]+(e-?[0-9]+)?",
+    stiffness=r"[0-9.]+(e-?[0-9]+)?",
+    margin=r"[0-9.]+(e-?[0-9]+)?",
     subdivisions=r"\d+",
     object="|".join(OBJECTS),
-    model="|".join(EVALUATION_MODELS),
+    model=one_of(EVALUATION_MODELS),
 
 
 def object_data(wildcards):
@@ -82,3 +96,29 @@ def sensitivity_outputs():
         return []
     return ["results/calibration/sensitivity.nc", "results/calibration/sensitivity.csv",
             "results/calibration/sensitivity.md"]
+
+
+def training_data(wildcards=None):
+    """Meshes and physical grasps of every training object: a sweep job reruns when they change."""
+    return [DATA_DIR / sub / f"{name}.{ext}" for name in TRAINING_OBJECTS
+            for sub, ext in (("object_meshes", "obj"), ("phys_grasps_json", "json"))]
+
+
+SWEEP_CELL = "results/baselines/{model}/stiffness{stiffness}_margin{margin}.nc"
+
+
+def sweep_cells(model):
+    return expand(SWEEP_CELL, model=model, stiffness=[value_label(k) for k in BASELINES[model]["stiffness"]],
+                  margin=[value_label(r) for r in BASELINES[model]["margin"]])
+
+
+def sweep_cell_settings(wildcards):
+    """The model's settings at one grid point (study.sweeps.sweep_settings)."""
+    return sweep_settings(wildcards.model, float(wildcards.stiffness), float(wildcards.margin),
+                          BASELINES[wildcards.model])
+
+
+def sweep_outputs():
+    return (expand("results/baselines/{model}{suffix}", model=SWEPT_MODELS, suffix=[".nc", "/best.json"])
+            + expand("results/baselines/{model}/{table}.{ext}", model=SWEPT_MODELS, table=["f1", "sensitivity"],
+                     ext=["csv", "md"]))

@@ -1,6 +1,8 @@
 # Stage 4: the held-out grasps with the best training setting: the simulator (one job per
-# object), every baseline and the always-success predictor on the same grasps and trial seeds;
-# the Table 4.2-style comparison.
+# object, with the critical-mass ramp after every successful trial when evaluation.critical_mass),
+# every baseline and the always-success predictor on the same grasps and trial seeds (the dynamic
+# baselines with the contact setting their sweep chose on the training grasps); the Table
+# 4.2-style comparison.
 
 
 rule evaluation_simulation:
@@ -14,6 +16,7 @@ rule evaluation_simulation:
     params:
         data_dir=str(DATA_DIR),
         sim=SIM,
+        critical_mass=EVALUATION["critical_mass"],
         trials=TRIALS,
         seed=SEED,
     log:
@@ -41,14 +44,19 @@ rule evaluation_merge:
         "../scripts/evaluation_merge.py"
 
 
+HELDOUT_MESHES = expand(DATA_DIR / "object_meshes" / "{object}.obj", object=HELDOUT_OBJECTS)
+
+
 rule evaluation_baseline:
     input:
-        expand(DATA_DIR / "object_meshes" / "{object}.obj", object=HELDOUT_OBJECTS),
+        HELDOUT_MESHES,
         registry=REGISTRY,
         split="results/split.json",
         best="results/grid/best.json",
     output:
         "results/evaluation/{model}.nc",
+    wildcard_constraints:
+        model=one_of(QUICK_MODELS),
     params:
         data_dir=str(DATA_DIR),
         objects=HELDOUT_OBJECTS,
@@ -67,16 +75,47 @@ rule evaluation_baseline:
         "../scripts/evaluation_baseline.py"
 
 
+rule evaluation_dynamic:
+    input:
+        HELDOUT_MESHES,
+        registry=REGISTRY,
+        split="results/split.json",
+        best="results/grid/best.json",
+        setting="results/baselines/{model}/best.json",
+    output:
+        "results/evaluation/{model}.nc",
+    wildcard_constraints:
+        model=one_of(SWEPT_MODELS),
+    params:
+        data_dir=str(DATA_DIR),
+        objects=HELDOUT_OBJECTS,
+        sim=SIM,
+        trials=TRIALS,
+        seed=SEED,
+    log:
+        "results/logs/evaluation/{model}.log",
+    benchmark:
+        "results/benchmarks/evaluation/{model}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=240,
+    script:
+        "../scripts/evaluation_baseline.py"
+
+
 rule evaluation:
     input:
         cubes=["results/evaluation/ipcgrasp.nc"] + expand("results/evaluation/{model}.nc", model=EVALUATION_MODELS),
         split="results/split.json",
         best="results/grid/best.json",
+        settings=expand("results/baselines/{model}/best.json", model=SWEPT_MODELS),
     output:
         csv="results/evaluation/table.csv",
         md="results/evaluation/table.md",
     params:
         models=["ipcgrasp"] + EVALUATION_MODELS,
+        swept=SWEPT_MODELS,
         trials=TRIALS,
         n_boot=EVALUATION["n_boot"],
         seed=SEED,

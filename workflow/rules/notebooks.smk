@@ -29,20 +29,59 @@ rule notebook_grid_search:
         "../../notebooks/grid_search.ipynb"
 
 
+EVALUATION_CUBES = ["results/evaluation/ipcgrasp.nc"] + expand("results/evaluation/{model}.nc", model=EVALUATION_MODELS)
+
+
 rule notebook_evaluation:
     input:
-        cubes=["results/evaluation/ipcgrasp.nc"] + expand("results/evaluation/{model}.nc", model=EVALUATION_MODELS),
+        cubes=EVALUATION_CUBES,
         table="results/evaluation/table.csv",
     output:
         robustness="results/figures/evaluation_robustness.png",
         failures="results/figures/evaluation_failure_modes.png",
+        ranking_figure="results/figures/evaluation_ranking.png",
         per_grasp="results/evaluation/per_grasp.csv",
+        ranking="results/evaluation/ranking.csv",
     params:
         models=["ipcgrasp"] + EVALUATION_MODELS,
+        n_boot=EVALUATION["n_boot"],
+        seed=SEED,
     log:
         notebook="results/notebooks/evaluation.ipynb",
     notebook:
         "../../notebooks/evaluation.ipynb"
+
+
+# the image-space section needs image_quality, the sweep section a swept model
+FAILURE_MODE_OUTPUTS = {
+    "outcomes_figure": "results/figures/failure_modes.png",
+    "outcomes": "results/evaluation/outcomes.csv",
+    "artifacts_figure": "results/figures/contact_artifacts.png",
+    "artifacts": "results/evaluation/contact_artifacts.csv",
+    "stability": "results/evaluation/contact_stability.csv",
+}
+if "image_quality" in EVALUATION_MODELS:
+    FAILURE_MODE_OUTPUTS["image_figure"] = "results/figures/image_quality_vs_simulation.png"
+    FAILURE_MODE_OUTPUTS["image_correlations"] = "results/evaluation/image_quality_vs_simulation.csv"
+if SWEPT_MODELS:
+    FAILURE_MODE_OUTPUTS["sweep_figure"] = "results/figures/baseline_sensitivity.png"
+
+
+rule notebook_failure_modes:
+    input:
+        cubes=EVALUATION_CUBES,
+        sweeps=expand("results/baselines/{model}.nc", model=SWEPT_MODELS),
+    output:
+        **FAILURE_MODE_OUTPUTS,
+    params:
+        models=["ipcgrasp"] + EVALUATION_MODELS,
+        swept=SWEPT_MODELS,
+        n_boot=EVALUATION["n_boot"],
+        seed=SEED,
+    log:
+        notebook="results/notebooks/failure_modes.ipynb",
+    notebook:
+        "../../notebooks/failure_modes.ipynb"
 
 
 rule notebook_runtime:
@@ -63,7 +102,10 @@ NOTEBOOK_OUTPUTS = [
     "results/figures/grid_failure_modes.png",
     "results/figures/evaluation_robustness.png",
     "results/figures/evaluation_failure_modes.png",
+    "results/figures/evaluation_ranking.png",
     "results/evaluation/per_grasp.csv",
+    "results/evaluation/ranking.csv",
+    *FAILURE_MODE_OUTPUTS.values(),
     "results/figures/runtime.png",
 ]
 

@@ -14,7 +14,7 @@ sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 p, name = sm.params, sm.wildcards.object
 with open(sm.input.best) as stream:
     best = json.load(stream)
-params = best_params(p.sim, best)
+params = best_params({**p.sim, "critical_mass": p.critical_mass}, best)
 print(params)
 obj, physical = load_study_object(p.data_dir, name, load_registry(sm.input.registry))
 grasps = load_split(sm.input.split)["heldout"][name]

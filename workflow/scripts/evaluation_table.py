@@ -15,6 +15,10 @@ with open(sm.input.best) as stream:
     best = json.load(stream)
 table = evaluation_table({m: read_cube(path) for m, path in zip(p.models, sm.input.cubes)}, p.n_boot, p.seed)
 write_bytes_atomic(sm.output.csv, table.to_csv().encode())
-caption = evaluation_caption(best, p.trials, p.n_boot, load_split(sm.input.split)["description"])
+baselines = {}
+for model, path in zip(p.swept, sm.input.settings):
+    with open(path) as stream:
+        baselines[model] = json.load(stream)
+caption = evaluation_caption(best, p.trials, p.n_boot, load_split(sm.input.split)["description"], baselines)
 write_bytes_atomic(sm.output.md, markdown_table(with_intervals(table), caption).encode())
 print(caption, table.to_string(), sep="\n")

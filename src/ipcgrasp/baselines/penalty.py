@@ -44,8 +44,10 @@ def predict(obj, object_pose, grasp_pose, params, seed) -> Prediction:
     runtime = time.perf_counter() - start
     info = {"failure_mode": result.failure_mode or "", "reason": result.reason,
             "close_forces": tuple(float(f) for f in result.close_forces),
-            "max_penetration": float(getattr(result, "max_penetration", math.nan)),
-            "max_force_gap": float(getattr(result, "max_force_gap", math.nan)),
+            "max_penetration": float(result.max_penetration), "max_force_gap": float(result.max_force_gap),
+            "s_cf": float(result.s_cf), "s_cp": float(result.s_cp), "s_cn": float(result.s_cn),
+            "object_translation": float(result.object_translation),
+            "object_rotation": float(result.object_rotation), "lift_height": float(result.lift_height),
             "steps": result.steps, "newton_iterations": result.newton_iterations,
             "penalty_stiffness": p.penalty_stiffness, "penalty_margin": p.penalty_margin,
             "penalty_clusters": p.penalty_clusters}

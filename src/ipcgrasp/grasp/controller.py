@@ -46,6 +46,7 @@ MAX_EXTRA_OPENING = 0.01  # m the jaws may open beyond the gripper's maximum to 
 MAX_REFINEMENTS = 6  # halvings of the last closing increment so the close rule does not overshoot
 OVERSHOOT = 1.5  # a closing increment is refined when the rule's quantity exceeds this x threshold
 CONTACTS_PER_PAD = 10  # the closing force is expected to spread over at least this many contacts
+STATIC_SPEED_FACTOR = 10  # relative speed (x eps_v) below which the object still counts as held by static friction
 TARGET_LEVEL = 1.1  # the force-controlled approach aims 10 % past the threshold
 MIN_SHAKE_STEPS = 8  # time steps per shake cycle below which the sinusoid is not resolved
 
@@ -121,8 +122,9 @@ def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, 
 @dataclass(frozen=True)
 class CriticalMass:
     """Outcome of a mass ramp: mass (kg; inf: no slip up to the cap; NaN: the solver failed),
-    force (N, the pads' mean normal force on the body at the last step before the slip, i.e.
-    while it was still held; NaN if it slipped at once), ramp_time (s simulated), reason (words)."""
+    force (N, the pads' mean normal force on the body at the last step it was still static,
+    relative speed <= STATIC_SPEED_FACTOR x eps_v: once it slides the squeezed pads relax within a
+    step, while friction still uses the lagged force; NaN if it slipped at once), ramp_time (s simulated), reason (words)."""
 
     mass: float
     force: float
@@ -172,7 +174,8 @@ def critical_mass_ramp(sim: Simulation, body: str, pads, drivers, rate: float, s
         if speed > slip_speed:
             return CriticalMass(mass, held_force, elapsed,
                                 f"slipped at {mass:.4g} kg ({speed * 100:.2g} cm/s relative to the pads)")
-        held_force = force(stats)
+        if speed <= STATIC_SPEED_FACTOR * sim.settings.eps_v:  # still static: the pads have not relaxed
+            held_force = force(stats)
         com, pad = new_com, new_pad
     return CriticalMass(float("inf"), held_force, elapsed, f"no slip up to max_mass = {max_mass:.4g} kg")
 

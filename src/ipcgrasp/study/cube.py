@@ -19,10 +19,13 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from ipcgrasp.grasp.outcome import FAILURE_MODES, GraspResult
+from ipcgrasp.grasp.outcome import FAILURE_MODES, SHAKE_OUTCOMES, GraspResult
 
 FAILURE_FLAG_MEANINGS = ("none",) + FAILURE_MODES
 """failure_mode flag meanings; flag value k means FAILURE_FLAG_MEANINGS[k] (0: the trial succeeded)."""
+SHAKE_FLAG_MEANINGS = ("not_run",) + SHAKE_OUTCOMES
+"""shake_outcome flag meanings; flag value k means SHAKE_FLAG_MEANINGS[k]."""
+FLAGS = {"failure_mode": FAILURE_FLAG_MEANINGS, "shake_outcome": SHAKE_FLAG_MEANINGS}
 
 COORDINATE_ATTRS = {
     "E": {"units": "Pa", "long_name": "pad Young's modulus"},
@@ -36,6 +39,8 @@ COORDINATE_ATTRS = {
     "model": {"long_name": "grasp model"},
     "factor": {"units": "1", "long_name": "Psi_th multiplier relative to the calibrated value"},
     "subdivisions": {"units": "1", "long_name": "times the object mesh was subdivided (each: 4x the faces)"},
+    "stiffness": {"long_name": "contact stiffness of a baseline model (units: the model's; study.sweeps)"},
+    "margin": {"units": "m", "long_name": "contact margin of a baseline model (study.sweeps)"},
 }
 
 
@@ -53,6 +58,18 @@ class TrialVariable:
 
 def _failure_flag(result: GraspResult) -> int:
     return 0 if result.failure_mode is None else FAILURE_FLAG_MEANINGS.index(result.failure_mode)
+
+
+def _shake_flag(result: GraspResult) -> int:
+    return 0 if result.shake_outcome is None else SHAKE_FLAG_MEANINGS.index(result.shake_outcome)
+
+
+AFTER_HOLD_PHASES = ("shake", "critical_mass")
+"""Optional phases after the judged hold (GraspResult.phase_wall_time keys): not part of the grasp."""
+
+
+def _grasp_wall_time(result: GraspResult) -> float:
+    return result.wall_time - sum(result.phase_wall_time.get(phase, 0.0) for phase in AFTER_HOLD_PHASES)
 
 
 SIMULATION_VARIABLES = (
@@ -81,6 +98,9 @@ SIMULATION_VARIABLES = (
                   "", lambda r: r.object_translation),
     TrialVariable("object_rotation", "float64", "rad", "largest object rotation angle during the squeeze",
                   "", lambda r: r.object_rotation),
+    TrialVariable("object_lateral_translation", "float64", "m",
+                  "largest object translation across the closing direction during the squeeze",
+                  "pushed_out when above pushed_out_translation", lambda r: r.object_lateral_translation),
     TrialVariable("lift_height", "float64", "m", "highest the object's lowest point got above the ground",
                   "", lambda r: r.lift_height),
     TrialVariable("min_distance", "float64", "m", "smallest contact distance over all steps",
@@ -88,7 +108,32 @@ SIMULATION_VARIABLES = (
     TrialVariable("newton_iterations", "int64", "1", "Newton iterations over the trial", "",
                   lambda r: r.newton_iterations),
     TrialVariable("steps", "int64", "1", "time steps over the trial", "", lambda r: r.steps),
-    TrialVariable("wall_time", "float64", "s", "wall-clock time of the trial", "", lambda r: r.wall_time),
+    TrialVariable("newton_fallback_steps", "int64", "1", "steps accepted at IPC's looser Newton tolerance",
+                  "Newton reached its iteration cap; see SolverSettings.newton_fallback_tolerance",
+                  lambda r: r.newton_fallback_steps),
+    TrialVariable("wall_time", "float64", "s", "wall-clock time of the trial",
+                  "includes the optional shake and critical-mass phases", lambda r: r.wall_time),
+    TrialVariable("grasp_wall_time", "float64", "s", "wall-clock time of the grasp trial itself",
+                  "wall_time without the optional shake and critical-mass phases after the hold "
+                  "(the runtime compared with the other models)", _grasp_wall_time),
+    TrialVariable("max_penetration", "float64", "m", "largest interpenetration depth of any two bodies over the trial",
+                  "measured, not assumed: 0 for IPC", lambda r: r.max_penetration),
+    TrialVariable("max_force_gap", "float64", "m", "largest separation at which a contact force acted",
+                  "IPC: below dhat; penalty: below 2 x margin", lambda r: r.max_force_gap),
+    TrialVariable("s_cf", "float64", "1", "S_cf: contact force variation over the hold (Rocchi et al. eq. 7)",
+                  "NaN without a hold", lambda r: r.s_cf),
+    TrialVariable("s_cp", "float64", "m", "S_cp: contact position variation over the hold (Rocchi et al. eq. 8)",
+                  "NaN without a hold", lambda r: r.s_cp),
+    TrialVariable("s_cn", "float64", "1", "S_cn: contact normal variation over the hold (Rocchi et al. eq. 9)",
+                  "NaN without a hold", lambda r: r.s_cn),
+    TrialVariable("shake_outcome", "int8", None, "outcome of the shake test after the hold",
+                  "CF flag variable: see flag_values and flag_meanings", _shake_flag),
+    TrialVariable("critical_mass", "float64", "kg",
+                  "critical mass: object mass at which it slipped in the mass ramp (PrendoSim)",
+                  "NaN: not run, trial failed or solver failed in the ramp; inf: no slip up to max_mass",
+                  lambda r: r.critical_mass),
+    TrialVariable("critical_mass_force", "float64", "N", "mean pad normal force on the object just before the slip",
+                  "NaN when not run", lambda r: r.critical_mass_force),
 )
 
 PREDICTION_ATTRS = {
@@ -98,6 +143,98 @@ PREDICTION_ATTRS = {
     "reason": {"long_name": "model's reason for its verdict"},
     "runtime": {"units": "s", "long_name": "wall-clock time of the prediction"},
 }
+
+@dataclass(frozen=True)
+class InfoVariable:
+    """One per-trial variable of a prediction cell, read from the model's `Prediction.info`:
+    info[key] (info[key][index] when `index` is set; the first of `key`'s names present).
+    dtype "float64" (NaN when absent), "bool" (False when absent) or "flag" (failure mode: a CF
+    flag variable over FAILURE_FLAG_MEANINGS; None or "" = success, "solver" when the prediction
+    raised)."""
+
+    name: str
+    key: tuple
+    dtype: str
+    units: str | None
+    long_name: str
+    description: str = ""
+    index: int | None = None
+
+
+INFO_VARIABLES = {v.name: v for v in (
+    InfoVariable("failure_mode", ("failure_mode",), "flag", None, "failure mode of the simulated trial",
+                 "CF flag variable: see flag_values and flag_meanings (none = success)"),
+    InfoVariable("force_1", ("close_forces",), "float64", "N", "F_1: normal force of pad 0 on the object at closing",
+                 "NaN without closing", index=0),
+    InfoVariable("force_2", ("close_forces",), "float64", "N", "F_2: normal force of pad 1 on the object at closing",
+                 "NaN without closing", index=1),
+    InfoVariable("max_penetration", ("max_penetration",), "float64", "m",
+                 "largest interpenetration depth of any two bodies over the trial", "the penalty artifact"),
+    InfoVariable("max_force_gap", ("max_force_gap", "force_gap"), "float64", "m",
+                 "largest separation at which a contact force acted", "the force-field artifact"),
+    InfoVariable("penetration_pad", ("penetration_pad",), "float64", "m",
+                 "largest pad-object interpenetration depth over the trial"),
+    InfoVariable("penetration_ground", ("penetration_ground",), "float64", "m",
+                 "largest object-ground interpenetration depth over the trial"),
+    InfoVariable("lift_height", ("lift_height",), "float64", "m",
+                 "highest the object's lowest point got above the ground"),
+    InfoVariable("object_translation", ("object_translation",), "float64", "m",
+                 "largest object translation during the squeeze"),
+    InfoVariable("object_rotation", ("object_rotation",), "float64", "rad",
+                 "largest object rotation angle during the squeeze"),
+    InfoVariable("s_cf", ("s_cf",), "float64", "1",
+                 "S_cf: contact force variation over the hold (Rocchi et al. eq. 7)", "NaN without a hold"),
+    InfoVariable("s_cp", ("s_cp",), "float64", "m",
+                 "S_cp: contact position variation over the hold (Rocchi et al. eq. 8)", "NaN without a hold"),
+    InfoVariable("s_cn", ("s_cn",), "float64", "1",
+                 "S_cn: contact normal variation over the hold (Rocchi et al. eq. 9)", "NaN without a hold"),
+    InfoVariable("load_factor", ("factor",), "float64", "1", "multiples of the object's weight the contacts resist",
+                 "NaN when the jaws miss or cannot clear the object"),
+    InfoVariable("jaw_width", ("width",), "float64", "m", "jaw opening where the closing pads first touch the object"),
+    InfoVariable("predicted_translation", ("translation",), "float64", "m",
+                 "image-space predicted object translation along the closing direction, T_d = D_t r / 2",
+                 "Tan et al. eq. 10; NaN on a miss or a collision"),
+    InfoVariable("d_t", ("d_t",), "float64", "1", "D_t: predicted object translation over half the opening range",
+                 "Tan et al. eq. 10; NaN on a miss or a collision"),
+    InfoVariable("r_r", ("r_r",), "float64", "rad", "R_r: predicted object rotation", "Tan et al. eq. 11"),
+    InfoVariable("s_a", ("s_a",), "float64", "rad", "S_a: mean contact angle (type-1 slippage)", "Tan et al. eq. 14"),
+    InfoVariable("s_f", ("s_f",), "float64", "m", "S_f: force-zone centre offset (type-2 slippage)",
+                 "Tan et al. eq. 16"),
+    InfoVariable("miss", ("miss",), "bool", None, "D_m: the grasp misses the silhouette",
+                 "False also when the prediction raised (see reason)"),
+    InfoVariable("collision", ("collision",), "bool", None, "D_c: a jaw collides with the silhouette",
+                 "False also when the prediction raised (see reason)"),
+)}
+"""Every per-trial info variable a prediction cell may hold, by cube name."""
+
+_DYNAMIC_INFO = ("failure_mode", "force_1", "force_2", "max_penetration", "max_force_gap")
+MODEL_INFO = {
+    "soft_point": ("load_factor", "jaw_width"),
+    "reach": ("load_factor", "jaw_width"),
+    "6dfc": ("load_factor", "jaw_width"),
+    "image_quality": ("predicted_translation", "d_t", "r_r", "s_a", "s_f", "miss", "collision"),
+    "penalty": _DYNAMIC_INFO + ("object_translation", "object_rotation", "lift_height", "s_cf", "s_cp", "s_cn"),
+    "mujoco_flex": _DYNAMIC_INFO + ("penetration_pad", "penetration_ground", "lift_height"),
+}
+"""The INFO_VARIABLES each model's prediction cube keeps (models not listed keep none)."""
+
+
+def _info_value(variable: InfoVariable, info: Mapping | None):
+    """One trial's value of `variable` from its info (None: the prediction raised)."""
+    if variable.dtype == "flag":
+        if info is None:
+            return FAILURE_FLAG_MEANINGS.index("solver")
+        mode = info.get(variable.key[0])
+        return 0 if mode in (None, "") else FAILURE_FLAG_MEANINGS.index(mode)
+    value = None
+    for key in variable.key:
+        if info is not None and key in info:
+            value = info[key] if variable.index is None else info[key][variable.index]
+            break
+    if variable.dtype == "bool":
+        return bool(value) if value is not None else False
+    return float(value) if value is not None else float("nan")
+
 
 SHARED_ATTRS = {
     "seed": {"units": "1", "long_name": "trial seed (grasp.perturbation.trial_seed of root seed, grasp, trial)",
@@ -111,15 +248,15 @@ SHARED_VARIABLES = ("seed", "physical_success")
 """Variables that depend only on (object, grasp, trial): not repeated along the merged settings."""
 
 
-def _attrs(variable: TrialVariable) -> dict:
+def _attrs(variable: TrialVariable | InfoVariable) -> dict:
     attrs = {"long_name": variable.long_name}
     if variable.units is not None:
         attrs["units"] = variable.units
     if variable.description:
         attrs["description"] = variable.description
-    if variable.name == "failure_mode":
-        attrs["flag_values"] = np.arange(len(FAILURE_FLAG_MEANINGS), dtype=np.int8)
-        attrs["flag_meanings"] = " ".join(FAILURE_FLAG_MEANINGS)
+    if variable.name in FLAGS:
+        attrs["flag_values"] = np.arange(len(FLAGS[variable.name]), dtype=np.int8)
+        attrs["flag_meanings"] = " ".join(FLAGS[variable.name])
     return attrs
 
 
@@ -157,13 +294,26 @@ def simulation_cell(results: Sequence[Sequence[GraspResult]], grasps: Sequence[i
 
 
 def prediction_cell(success, score, runtime, reason, grasps: Sequence[int], seeds, physical, scalars: Mapping,
-                    attrs: Mapping | None = None) -> xr.Dataset:
-    """A cell of a baseline model's predictions, each argument (G, T) over grasps x trials."""
+                    attrs: Mapping | None = None, info: Sequence[Sequence[Mapping | None]] | None = None,
+                    variables: Sequence[str] = ()) -> xr.Dataset:
+    """A cell of a baseline model's predictions, each argument (G, T) over grasps x trials.
+    `info[g][t]` is that trial's `Prediction.info` (None when the prediction raised); `variables`
+    names the INFO_VARIABLES to keep from it (e.g. MODEL_INFO[model])."""
     success = np.asarray(success, dtype=bool)
     data = {"success": (("grasp", "trial"), success, PREDICTION_ATTRS["success"]),
             "score": (("grasp", "trial"), np.asarray(score, dtype=np.float64), PREDICTION_ATTRS["score"]),
             "runtime": (("grasp", "trial"), np.asarray(runtime, dtype=np.float64), PREDICTION_ATTRS["runtime"]),
             "reason": (("grasp", "trial"), np.asarray(reason, dtype=object), PREDICTION_ATTRS["reason"])}
+    unknown = sorted(set(variables) - set(INFO_VARIABLES))
+    if unknown:
+        raise ValueError(f"unknown prediction info variables {unknown}; known: {', '.join(INFO_VARIABLES)}")
+    if variables and info is None:
+        raise ValueError("prediction_cell needs `info` to keep info variables")
+    for name in variables:
+        variable = INFO_VARIABLES[name]
+        dtype = {"flag": np.int8, "bool": bool, "float64": np.float64}[variable.dtype]
+        values = np.array([[_info_value(variable, trial) for trial in row] for row in info], dtype=dtype)
+        data[name] = (("grasp", "trial"), values.reshape(success.shape), _attrs(variable))
     data.update(_shared(seeds, physical))
     return xr.Dataset(data, coords=_coords(grasps, success.shape[1], np.asarray(physical), scalars),
                       attrs=dict(attrs or {}))
@@ -171,31 +321,34 @@ def prediction_cell(success, score, runtime, reason, grasps: Sequence[int], seed
 
 def merge_cells(cells: Sequence[xr.Dataset], dims: Sequence[str], attrs: Mapping | None = None) -> xr.Dataset:
     """Stack cells along their scalar coordinates `dims` (in this order, each sorted) into one
-    cube with dims (*dims, grasp, trial, physical_trial). The cells must tile the product of
-    the coordinate values. SHARED_VARIABLES keep only the `object` dim of `dims` (they must not
-    differ along the others). Attributes: those all cells agree on, updated with `attrs`."""
+    cube with dims (*dims, grasp, trial, physical_trial); a name of `dims` may also be a dimension
+    the cells already have (e.g. object, in cells that each hold several objects). The cells must
+    tile the product of the coordinate values. SHARED_VARIABLES keep only the `object` dim of
+    `dims` (they must not differ along the others). Attributes: those all cells agree on, updated
+    with `attrs`."""
     if not cells:
         raise ValueError("no cells to merge")
     dims = list(dims)
-    missing = [d for d in dims if d not in cells[0].coords or cells[0][d].ndim != 0]
+    missing = [d for d in dims if d not in cells[0].coords]
     if missing:
-        raise ValueError(f"cells lack the scalar coordinates {missing} to merge along")
-    shared_dims = [d for d in dims if d == "object"]
+        raise ValueError(f"cells lack the coordinates {missing} to merge along")
+    scalar = [d for d in dims if cells[0][d].ndim == 0]
+    shared_scalar = [d for d in scalar if d == "object"]
     shared = {}
     for cell in cells:
-        key = tuple(cell[d].item() for d in shared_dims)
-        expanded = cell[list(SHARED_VARIABLES)].drop_vars([d for d in dims if d not in shared_dims])
+        key = tuple(cell[d].item() for d in shared_scalar)
+        expanded = cell[list(SHARED_VARIABLES)].drop_vars([d for d in scalar if d not in shared_scalar])
         if key in shared:
             if not shared[key].drop_attrs().identical(expanded.drop_attrs()):
-                raise ValueError(f"cells of {dict(zip(shared_dims, key))} disagree on {SHARED_VARIABLES} "
+                raise ValueError(f"cells of {dict(zip(shared_scalar, key))} disagree on {SHARED_VARIABLES} "
                                  "(different grasps, trials, seeds or physical data); they cannot be merged")
         else:
             shared[key] = expanded
-    stacked = [cell.drop_vars(list(SHARED_VARIABLES)).expand_dims(dims) for cell in cells]
+    stacked = [cell.drop_vars(list(SHARED_VARIABLES)).expand_dims(scalar) for cell in cells]
     cube = xr.combine_by_coords(stacked, combine_attrs="drop_conflicts", data_vars="all", coords="different",
                                 compat="equals", join="outer")
-    shared_cube = xr.combine_by_coords([s.expand_dims(shared_dims) for s in shared.values()],
-                                       combine_attrs="drop_conflicts", join="outer") if shared_dims \
+    shared_cube = xr.combine_by_coords([s.expand_dims(shared_scalar) for s in shared.values()],
+                                       combine_attrs="drop_conflicts", join="outer") if shared_scalar \
         else next(iter(shared.values()))
     cube = xr.merge([cube, shared_cube], compat="no_conflicts", combine_attrs="override", join="outer").sortby(dims)
     for d in dims:
@@ -215,6 +368,24 @@ def robustness(cube: xr.Dataset) -> xr.DataArray:
 def physical_robustness(cube: xr.Dataset) -> xr.DataArray:
     """Physical robustness: the fraction of successful physical trials per grasp."""
     return cube.physical_success.astype(np.float64).mean("physical_trial")
+
+
+def mean_critical_mass(cube: xr.Dataset, cap: float | None = None) -> xr.DataArray:
+    """Mean critical mass per grasp (kg), a continuous stability score (PrendoSim): per trial,
+    a trial that did not hold the object counts as 0 kg, one that never slipped up to the ramp's
+    cap (inf) as the cap, and a trial whose ramp failed (NaN after a success) is left out.
+    `cap` (kg): default the critical_mass variable's `max_mass` attribute. NaN where no trial is
+    left."""
+    mass = cube.critical_mass
+    if cap is None:
+        cap = mass.attrs.get("max_mass")
+    if cap is None and bool(np.isinf(mass).any()):
+        raise ValueError("critical masses include inf (no slip up to the cap): pass cap=max_mass (kg)")
+    per_trial = xr.where(cube.success, mass, 0.0)
+    if cap is not None:
+        per_trial = xr.where(np.isinf(per_trial), float(cap), per_trial)
+    return per_trial.mean("trial", skipna=True).assign_attrs(
+        units="kg", long_name="mean critical mass over the trials (failed trials: 0 kg; no slip: the cap)")
 
 
 def failure_mode_names(flags) -> np.ndarray:

@@ -6,8 +6,12 @@ Two families (DATA.md section 6):
   robustness is expanded into `trials` binary entries, so the scores fed to average precision
   are binary (0/1), as in the paper; on a mostly-successful object this F1 rewards an
   always-success predictor (cube_3cm: AP 0.81, AR 1.00, F1 0.895).
-- `per_grasp_metrics` and `spearman_with_interval`: plain per-grasp metrics with 95 % percentile
-  bootstrap intervals over grasps, reported beside the paper's numbers.
+- `per_grasp_metrics`: plain per-grasp metrics with 95 % percentile bootstrap intervals over
+  grasps, reported beside the paper's numbers.
+- `correlation_with_interval` (and `spearman_with_interval`): Spearman or Pearson correlation of
+  paired values with a bootstrap interval: how well a continuous score (critical mass, the
+  image-space quality) ranks grasps by physical robustness, or how a predicted quantity follows
+  a simulated one.
 
 Robustness values are fractions of successful trials, in [0, 1].
 """
@@ -17,7 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import rankdata, spearmanr
+from scipy.stats import pearsonr, rankdata, spearmanr
 
 AR_THRESHOLDS = np.arange(11) / 10.0
 PER_GRASP_METRICS = ("precision", "recall", "f1", "mae", "brier", "mcc")
@@ -190,22 +194,51 @@ def _row_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(denominator > 0.0, np.sum(a * b, axis=-1) / denominator, np.nan)
 
 
-def spearman_with_interval(score, physical, n_boot: int = 2000, seed=0) -> Estimate:
-    """Spearman rank correlation (scipy.stats.spearmanr, average ranks for ties) between a
-    per-grasp score and the physical robustness, with a 95 % percentile bootstrap interval over
-    grasps. NaN when either input is constant; constant resamples are left out of the interval.
-    Resamples are ranked with scipy.stats.rankdata, which gives spearmanr's value exactly.
+CORRELATIONS = ("spearman", "pearson")
+
+
+def correlation_with_interval(x, y, method: str = "spearman", n_boot: int = 2000, seed=0) -> Estimate:
+    """Correlation of paired samples x, y (1-D, finite, same length >= 2) with a 95 % percentile
+    bootstrap interval over the pairs (`n_boot` resamples with replacement, numpy Generator seeded
+    by `seed`).
+
+    method "spearman": scipy.stats.spearmanr (average ranks for ties); resamples are ranked with
+    scipy.stats.rankdata, which gives spearmanr's value exactly. "pearson": scipy.stats.pearsonr.
+    NaN when either input is constant; constant resamples are left out of the interval.
     """
-    s = np.asarray(score, dtype=np.float64)
-    r = np.asarray(physical, dtype=np.float64)
-    if s.ndim != 1 or s.shape != r.shape or s.size < 2:
-        raise ValueError(f"score and physical must be 1-D arrays of the same length >= 2, got {s.shape} and {r.shape}")
-    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(r))):
-        raise ValueError("score and physical must be finite")
-    if np.ptp(s) == 0.0 or np.ptp(r) == 0.0:
+    if method not in CORRELATIONS:
+        raise ValueError(f"method must be one of {CORRELATIONS}, got {method!r}")
+    a = np.asarray(x, dtype=np.float64)
+    b = np.asarray(y, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape or a.size < 2:
+        raise ValueError(f"x and y must be 1-D arrays of the same length >= 2, got {a.shape} and {b.shape}")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("x and y must be finite (drop the pairs with a NaN or inf first: finite_pairs)")
+    if np.ptp(a) == 0.0 or np.ptp(b) == 0.0:
         value = float("nan")
+    elif method == "spearman":
+        value = float(spearmanr(a, b).statistic)
     else:
-        value = float(spearmanr(s, r).statistic)
-    idx = _bootstrap_indices(s.size, n_boot, seed)
-    samples = _row_pearson(rankdata(s[idx], axis=-1), rankdata(r[idx], axis=-1))
+        value = float(pearsonr(a, b).statistic)
+    idx = _bootstrap_indices(a.size, n_boot, seed)
+    if method == "spearman":
+        samples = _row_pearson(rankdata(a[idx], axis=-1), rankdata(b[idx], axis=-1))
+    else:
+        samples = _row_pearson(a[idx], b[idx])
     return Estimate(value, *_percentile_interval(samples))
+
+
+def spearman_with_interval(score, physical, n_boot: int = 2000, seed=0) -> Estimate:
+    """Spearman rank correlation between a per-grasp score and the physical robustness, with a
+    95 % percentile bootstrap interval over grasps (`correlation_with_interval`)."""
+    return correlation_with_interval(score, physical, "spearman", n_boot, seed)
+
+
+def finite_pairs(x, y) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (x_i, y_i) where both are finite, as two float arrays (flattened)."""
+    a = np.asarray(x, dtype=np.float64).ravel()
+    b = np.asarray(y, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"x and y must have the same number of values, got {a.size} and {b.size}")
+    keep = np.isfinite(a) & np.isfinite(b)
+    return a[keep], b[keep]

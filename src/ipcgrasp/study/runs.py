@@ -9,6 +9,8 @@ recorded as failure mode "solver" with the exception as its reason; the cell goe
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
 import time
 import traceback
@@ -29,7 +31,7 @@ from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.perturbation import trial_seed
 from ipcgrasp.grasp.simulate import simulate_grasp
-from ipcgrasp.study.cube import prediction_cell, simulation_cell
+from ipcgrasp.study.cube import MODEL_INFO, prediction_cell, simulation_cell
 
 ALWAYS_SUCCESS = "always_success"
 """Name of the trivial predictor that is always in the evaluation table."""
@@ -99,7 +101,11 @@ def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[i
             row.append(result)
         results.append(row)
     psi_th = params.psi_th if params.close_rule == "psi" else float("nan")
-    return simulation_cell(results, grasps, seeds, physical.results[grasps], scalars, psi_th, attrs)
+    cell = simulation_cell(results, grasps, seeds, physical.results[grasps], scalars, psi_th, attrs)
+    if params.critical_mass:
+        cell.critical_mass.attrs.update(max_mass=params.max_mass, mass_rate=params.mass_rate,
+                                        slip_speed=params.slip_speed)
+    return cell
 
 
 def always_success(obj, object_pose, grasp_pose, params, seed) -> Prediction:
@@ -108,35 +114,75 @@ def always_success(obj, object_pose, grasp_pose, params, seed) -> Prediction:
     return Prediction(True, 1.0, 0.0, {"reason": "always success"})
 
 
-def predictor(name: str) -> Callable:
-    """The predict function of a model: ALWAYS_SUCCESS or a name of baselines.MODELS."""
-    return always_success if name == ALWAYS_SUCCESS else MODELS[name]
+SETTINGS_KEYS = ("params", "keywords")
+"""A model's settings: {"params": SimParams fields that replace those of the trial's params,
+"keywords": keyword arguments of its predict function}; either may be left out. Two groups, not
+one flat dict, because a name may be both (MuJoCo's `dt` is not the simulator's `dt`)."""
+
+
+def predictor(name: str, settings: Mapping | None = None) -> Callable:
+    """predict(obj, object_pose, grasp_pose, params, seed) -> Prediction of a model (ALWAYS_SUCCESS
+    or a name of baselines.MODELS) with its `settings` (SETTINGS_KEYS), the one way every model
+    gets its settings. Bad settings raise here, naming them, before any trial runs."""
+    predict = always_success if name == ALWAYS_SUCCESS else MODELS[name]
+    settings = dict(settings or {})
+    unknown = sorted(set(settings) - set(SETTINGS_KEYS))
+    if unknown:
+        raise ValueError(f"model {name!r}: settings have the groups {unknown}; use {SETTINGS_KEYS} "
+                         "(SimParams fields under params, the predict function's keywords under keywords)")
+    fields, keywords = dict(settings.get("params") or {}), dict(settings.get("keywords") or {})
+    if not (fields or keywords):
+        return predict
+    try:
+        dataclasses.replace(SimParams(), **fields)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"model {name!r}: bad simulation settings {fields}: {exc}") from None
+    try:
+        inspect.signature(predict).bind(None, None, None, None, 0, **keywords)
+    except TypeError:
+        raise ValueError(f"model {name!r} takes no keyword settings {sorted(keywords)}") from None
+
+    def configured(obj, object_pose, grasp_pose, params, seed):
+        return predict(obj, object_pose, grasp_pose, dataclasses.replace(params, **fields) if fields else params,
+                       seed, **keywords)
+
+    configured.__name__ = configured.__qualname__ = f"{name}_configured"
+    return configured
 
 
 def predict_cell(predict: Callable, obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int],
                  params: SimParams, n_trials: int, root_seed: int, scalars: Mapping,
-                 attrs: Mapping | None = None, log: Callable[[str], None] | None = None) -> xr.Dataset:
-    """A baseline model's predictions (`predict(obj, object_pose, grasp_pose, params, seed)`) on
-    the same grasps and trial seeds as the simulator; a prediction that raises counts as a
-    failure with score NaN and the exception as its reason."""
+                 attrs: Mapping | None = None, log: Callable[[str], None] | None = None,
+                 variables: Sequence[str] | None = None) -> xr.Dataset:
+    """A model's predictions (`predict(obj, object_pose, grasp_pose, params, seed)`, e.g.
+    `predictor(name, settings)`) on the same grasps and trial seeds as the simulator; a prediction
+    that raises counts as a failure with score NaN and the exception as its reason. `variables`:
+    the info variables kept (`cube.INFO_VARIABLES`); default MODEL_INFO of scalars["model"]."""
     grasps = [int(g) for g in grasps]
     seeds = trial_seeds(root_seed, grasps, n_trials)
+    if variables is None:
+        variables = MODEL_INFO.get(scalars.get("model"), ())
     shape = seeds.shape
     success, score = np.zeros(shape, dtype=bool), np.full(shape, np.nan)
     runtime, reason = np.zeros(shape), np.full(shape, "", dtype=object)
+    info = [[None] * shape[1] for _ in range(shape[0])]
     for i, g in enumerate(grasps):
         for t, seed in enumerate(seeds[i]):
             started = time.perf_counter()
             try:
                 p = predict(obj, physical.object_poses[g], physical.grasp_poses[g], params, int(seed))
                 success[i, t], score[i, t], runtime[i, t] = p.success, p.score, p.runtime
-                reason[i, t] = str(p.info.get("reason", ""))
+                reason[i, t], info[i][t] = str(p.info.get("reason", "")), p.info
             except Exception as exc:  # noqa: BLE001 - one failing prediction must not end the evaluation
                 runtime[i, t] = time.perf_counter() - started
                 reason[i, t] = f"error: {type(exc).__name__}: {exc}"
+                if log:
+                    log(traceback.format_exc())
             if log:
-                log(f"grasp {g} trial {t}: {'success' if success[i, t] else 'failure'} ({reason[i, t]})")
-    return prediction_cell(success, score, runtime, reason, grasps, seeds, physical.results[grasps], scalars, attrs)
+                log(f"grasp {g} trial {t}: {'success' if success[i, t] else 'failure'} ({reason[i, t]}), "
+                    f"{runtime[i, t]:.2f} s")
+    return prediction_cell(success, score, runtime, reason, grasps, seeds, physical.results[grasps], scalars, attrs,
+                           info=info, variables=variables)
 
 
 def resolution_cell(obj: GraspObject, physical: PhysicalGrasps, grasp: int, subdivisions: int, params: SimParams,
