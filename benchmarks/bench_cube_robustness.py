@@ -45,7 +45,8 @@ def main():
         trial_modes = [t.failure_mode or "-" for t in rob.trials]
         modes.update(m for m in trial_modes if m != "-")
         walls += [t.wall_time for t in rob.trials]
-        f1, f2 = np.nanmean(np.array([t.close_forces for t in rob.trials], dtype=float), axis=0)
+        closed = np.array([t.close_forces for t in rob.trials if np.isfinite(t.close_time)], dtype=float)
+        f1, f2 = closed.mean(axis=0) if len(closed) else (np.nan, np.nan)
         rows.append((rob.robustness, physical.robustness[g]))
         print(f"{g:>5} {rob.robustness:>5.2f} {physical.robustness[g]:>5.2f} {f1:>7.1f} {f2:>7.1f} "
               f"{statistics.median(t.wall_time for t in rob.trials):>9.2f}  {' '.join(trial_modes)}", flush=True)
