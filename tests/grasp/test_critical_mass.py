@@ -11,11 +11,11 @@ import trimesh
 
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
-from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
+from ipcgrasp.engine.simulation import StepFailed
 from ipcgrasp.grasp import controller
 from ipcgrasp.grasp.controller import critical_mass_ramp
 
-from ..physics.scenes import affine_box, deformable_block, pose
+from ..physics.scenes import box_between_pads
 from .test_controller import top_down_grasp
 
 G = 9.81
@@ -32,24 +32,10 @@ def overshoot(limit: float, rate: float) -> float:
 
 
 def squeezed_box(mu: float):
-    """A 2 cm box squeezed between two 4 mm pads (E = 1e7 Pa, glued to their outer faces) with
-    gravity off. Returns the simulation, the drivers that hold the pads, and the mean normal
-    force of the pads on the box (N)."""
-    half, t, gap = 0.01, 0.004, 5e-4
-    box = affine_box("box", (2 * half,) * 3, BOX_MASS)
-    left = deformable_block("left", (t, 0.016, 0.016), (2, 3, 3), E=1e7, density=1000.0, prescribed_side="-x")
-    right = deformable_block("right", (t, 0.016, 0.016), (2, 3, 3), E=1e7, density=1000.0, prescribed_side="+x")
-    xl, xr = -(half + gap + t / 2), half + gap + t / 2
-    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=2e-5, eps_v=1e-4, newton_tolerance=1e-5,
-                              contact_force_scale=2.0)
-    sim = Simulation([box, left, right], poses={"left": pose((xl, 0, 0)), "right": pose((xr, 0, 0))},
-                     friction={("box", "left"): mu, ("box", "right"): mu}, settings=settings)
-    squeeze = gap + 5e-5
-    for k in range(30):
-        d = squeeze * min(1.0, (k + 1) / 15)
-        stats = sim.step({"left": pose((xl + d, 0, 0)), "right": pose((xr - d, 0, 0))})
-    force = 0.5 * (np.linalg.norm(stats.contact_force[0, 1]) + np.linalg.norm(stats.contact_force[0, 2]))
-    return sim, {"left": pose((xl + squeeze, 0, 0)), "right": pose((xr - squeeze, 0, 0))}, force
+    """The physics tests' box between pads (E = 1e7 Pa) with gravity off: the simulation, the
+    drivers that hold the pads, and the mean normal force of the pads on the box (N)."""
+    sim, drivers, forces = box_between_pads(mu, pad_E=1e7, contact_force_scale=2.0, mass=BOX_MASS)
+    return sim, drivers, 0.5 * sum(forces)
 
 
 def hang(sim, drivers, mass):

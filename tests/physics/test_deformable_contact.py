@@ -1,12 +1,11 @@
 """Deformable bodies in contact: uniaxial Neo-Hookean compression, and a box held by two pads."""
 
-import numpy as np
 import pytest
 
 from ipcgrasp.engine.bodies import Ground
 from ipcgrasp.engine.simulation import Simulation, SolverSettings
 
-from .scenes import affine_box, assert_intersection_free, deformable_block, kinematic_box, pose
+from .scenes import assert_intersection_free, box_between_pads, deformable_block, pose
 
 
 def test_uniaxial_compression_matches_neo_hookean_response():
@@ -40,33 +39,19 @@ def grip_box(mu, ratio):
     """Squeeze a box between two pads without gravity, then turn on gravity g' such that
     2 mu F / (m g') = ratio. Returns the box's vertical displacement after 0.3 s (m) and its
     mean vertical speed over the last 0.1 s (m/s)."""
-    m, half, t = 1.0, 0.01, 0.004
-    box = affine_box("box", (2 * half, 2 * half, 2 * half), m)
-    gap = 5e-4
-    left = deformable_block("left", (t, 0.016, 0.016), (2, 3, 3), E=PAD_E, density=1000.0, prescribed_side="-x")
-    right = deformable_block("right", (t, 0.016, 0.016), (2, 3, 3), E=PAD_E, density=1000.0, prescribed_side="+x")
-    xl, xr = -(half + gap + t / 2), half + gap + t / 2
+    m = 1.0
     # About 80 N of squeeze over some tens of contacts: contact_force_scale keeps their gaps resolvable.
-    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=2e-5, eps_v=1e-4, newton_tolerance=1e-5,
-                              contact_force_scale=5.0)
-    sim = Simulation([box, left, right], poses={"left": pose((xl, 0, 0)), "right": pose((xr, 0, 0))},
-                     friction={("box", "left"): mu, ("box", "right"): mu}, settings=settings)
-    squeeze = gap + 5e-5
-    for k in range(30):
-        d = squeeze * min(1.0, (k + 1) / 15)
-        stats = sim.step({"left": pose((xl + d, 0, 0)), "right": pose((xr - d, 0, 0))})
-        assert_intersection_free(sim)
-    f_left = np.linalg.norm(stats.contact_force[0, 1])
-    f_right = np.linalg.norm(stats.contact_force[0, 2])
+    sim, drivers, (f_left, f_right) = box_between_pads(mu, PAD_E, contact_force_scale=5.0, mass=m,
+                                                       on_step=assert_intersection_free)
     assert f_left == pytest.approx(f_right, rel=0.02)
     F = 0.5 * (f_left + f_right)
     sim.set_gravity((0, 0, -2 * mu * F / (m * ratio)))
     heights = [sim.affine_pose("box")[2, 3]]
     for _ in range(30):
-        sim.step({"left": pose((xl + squeeze, 0, 0)), "right": pose((xr - squeeze, 0, 0))})
+        sim.step(drivers)
         assert_intersection_free(sim)
         heights.append(sim.affine_pose("box")[2, 3])
-    return heights[-1] - heights[0], (heights[-1] - heights[-11]) / (10 * settings.dt), F
+    return heights[-1] - heights[0], (heights[-1] - heights[-11]) / (10 * sim.settings.dt), F
 
 
 @pytest.mark.parametrize("mu", [0.3, 0.6])
