@@ -228,3 +228,21 @@ def test_violent_shake_drops_a_heavy_block():
 def test_unresolvable_shake_is_refused_with_the_field_named(changes, field):
     with pytest.raises(ValueError, match=field):
         simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(**{**FAST, **changes}), seed=0)
+
+
+def test_a_trial_past_its_newton_budget_ends_as_a_solver_failure():
+    params = SimParams(close_rule="force", newton_budget=2, **FAST)
+    result = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0)
+    assert not result.success and result.failure_mode == "solver"
+    assert "newton_budget" in result.reason
+    with pytest.raises(ValueError, match="newton_budget"):
+        SimParams(newton_budget=0)
+
+
+def test_the_smallest_closing_increment_stands_when_it_still_overshoots():
+    """A Psi_th so small that every refinement of the first touching step overshoots it 1.5x:
+    the squeeze keeps the smallest increment and closes instead of retrying forever."""
+    params = SimParams(close_rule="psi", psi_th=1e-15, psi_tol=1.0, **FAST)
+    result = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0)
+    assert np.isfinite(result.close_time), result.reason
+    assert min(result.psi) > OVERSHOOT * params.psi_th

@@ -265,12 +265,13 @@ class GraspTrial:
         while True:
             saved, counters = sim.state.copy(), self._counters()
             increment = self._closing_increment(touched, history)
-            for _ in range(MAX_REFINEMENTS + 1):
+            for refinement in range(MAX_REFINEMENTS + 1):
                 closed = min(self.jaws.closed + increment, max_closing)
                 stats = self._step(self.jaws.drivers(closed=closed))
                 forces, psi = self._pad_forces(stats), self._pad_energies(stats)
                 level = self._close_level(forces, psi)
-                if level <= OVERSHOOT or not all(t or f > 0.0 for t, f in zip(touched, forces)):
+                if (level <= OVERSHOOT or not all(t or f > 0.0 for t, f in zip(touched, forces))
+                        or refinement == MAX_REFINEMENTS):  # the smallest increment stands, overshoot or not
                     break
                 sim.restore(saved)  # overshot the close rule: retry with half the increment
                 self._restore_counters(counters)
@@ -395,6 +396,9 @@ class GraspTrial:
         r.min_distance = min(r.min_distance, stats.min_distance)
         r.max_penetration = max(r.max_penetration, stats.max_penetration)
         r.max_force_gap = max(r.max_force_gap, stats.max_force_gap)
+        if r.newton_iterations > self.params.newton_budget:
+            raise StepFailed(f"the trial used more than newton_budget = {self.params.newton_budget} Newton iterations",
+                             self.sim.state.copy())
         if self.record_frames:
             r.frames.append(self.frame())
         if self.progress:

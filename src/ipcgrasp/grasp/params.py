@@ -26,7 +26,10 @@ class SimParams:
     Outcome: contact_tol (m) for "pad touches object"; pushed_out_translation (m, across the
     closing direction) and pushed_out_rotation (rad) for the object moving out of the grasp
     during the squeeze.
-    Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s).
+    Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s),
+    newton_budget (Newton iterations a whole trial may take; past it the trial ends as a
+    `solver` failure: a cube trial takes 300-2500, while very stiff pads squeezed to a fixed
+    Psi_th can take hours).
     eps_v is the sliding speed below which friction is static: at 1e-3 m/s (20 um per step)
     the squeezed pads creep, the grip force sags from 20 N to about 10 N during lift and hold,
     and 5 of 125 cube trials slip out that physically held; 1e-4 m/s keeps it near 20 N.
@@ -64,6 +67,7 @@ class SimParams:
     dhat: float | None = None
     eps_v: float = 1e-4
     newton_tolerance: float = 1e-5
+    newton_budget: int = 10000
     contact_model: str = "ipc"
     penalty_stiffness: float = 1e5
     penalty_margin: float = 5e-4
@@ -94,6 +98,8 @@ class SimParams:
                      "pushed_out_translation", "pushed_out_rotation", "shake_amplitude", "shake_cycles"):
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
                 raise ValueError(f"SimParams.{name} must be >= 0 and finite, got {getattr(self, name)!r}")
+        if isinstance(self.newton_budget, bool) or not (isinstance(self.newton_budget, int) and self.newton_budget > 0):
+            raise ValueError(f"SimParams.newton_budget must be a positive integer, got {self.newton_budget!r}")
         if not (isinstance(self.penalty_clusters, int) and self.penalty_clusters >= 0):
             raise ValueError(f"SimParams.penalty_clusters must be an integer >= 0, got {self.penalty_clusters!r}")
         if not 0 <= self.nu < 0.5:
