@@ -2,32 +2,45 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write `data` to a temporary file beside `path`, then rename it into place."""
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; once the block has written it, move it into place.
+
+    The file is synced to disk, given the usual permissions (mkstemp creates 0600) and renamed
+    over `path`. If the block raises, the temporary file is removed and `path` is untouched.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
+        yield Path(tmp)
+        with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; give results the usual permissions
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    return path
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write `data` to `path` atomically (see `atomic_path`)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
 
 
 def write_json_atomic(path: str | os.PathLike, obj) -> Path:

@@ -1,5 +1,6 @@
 import itertools
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -117,6 +118,9 @@ def test_netcdf_round_trip_is_identical(tmp_path):
     assert back.success.dtype == bool and back.seed.dtype == np.int64
     assert np.isinf(back.min_distance.values[0, 0, 0, 0]) and np.isnan(back.close_time.values[0, 0, 1, 1])
     assert os.listdir(tmp_path / "sub") == ["cube.nc"]
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # not mkstemp's 0600
 
 
 def test_prediction_cell_round_trip(tmp_path):

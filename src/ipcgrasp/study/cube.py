@@ -11,7 +11,6 @@ variable); cubes carry provenance attributes (`study.provenance`).
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ipcgrasp.io import atomic_path
 from ipcgrasp.grasp.outcome import FAILURE_MODES, SHAKE_OUTCOMES, GraspResult
 
 FAILURE_FLAG_MEANINGS = ("none",) + FAILURE_MODES
@@ -406,19 +406,10 @@ def value_label(value: float) -> str:
 
 
 def write_netcdf_atomic(ds: xr.Dataset, path: str | os.PathLike) -> Path:
-    """Write `ds` as NetCDF-4 to a temporary file beside `path`, then rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
+    """Write `ds` as NetCDF-4 to `path` atomically (`ipcgrasp.io.atomic_path`)."""
+    with atomic_path(path) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    return Path(path)
 
 
 def read_cube(path: str | os.PathLike) -> xr.Dataset:

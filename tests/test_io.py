@@ -1,0 +1,43 @@
+"""Atomic writes: complete or absent, usual permissions, no temporary files left behind."""
+
+import os
+import stat
+
+import pytest
+
+from ipcgrasp.io import atomic_path, write_bytes_atomic, write_json_atomic
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def test_write_bytes_creates_parents_with_usual_permissions(tmp_path):
+    path = write_bytes_atomic(tmp_path / "a" / "b.bin", b"xyz")
+    assert path.read_bytes() == b"xyz"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask()
+    assert os.listdir(tmp_path / "a") == ["b.bin"]
+
+
+def test_json_is_sorted_and_ends_with_newline(tmp_path):
+    path = write_json_atomic(tmp_path / "x.json", {"b": 1, "a": [1, 2]})
+    assert path.read_text().startswith('{\n  "a"') and path.read_text().endswith("}\n")
+
+
+def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path):
+    path = write_bytes_atomic(tmp_path / "r.txt", b"old")
+    with pytest.raises(RuntimeError, match="half written"):
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(b"new but incomplete")
+            raise RuntimeError("half written")
+    assert path.read_bytes() == b"old"
+    assert os.listdir(tmp_path) == ["r.txt"]
+
+
+def test_the_writer_gets_a_temporary_beside_the_target(tmp_path):
+    with atomic_path(tmp_path / "out.nc") as tmp:
+        assert tmp.parent == tmp_path and tmp.name != "out.nc" and tmp.exists()
+        tmp.write_text("done")
+    assert (tmp_path / "out.nc").read_text() == "done"
