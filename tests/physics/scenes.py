@@ -4,7 +4,7 @@ import ipctk
 import numpy as np
 import trimesh
 
-from ipcgrasp.engine.bodies import AffineBody, DeformableBody, KinematicBody
+from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.neohookean import min_jacobian
 from ipcgrasp.engine.simulation import Simulation, SolverSettings
 from ipcgrasp.geometry.mesh import mass_properties
@@ -80,6 +80,18 @@ def rotation_z(angle):
     """Rotation matrix (3, 3) by `angle` (rad) about the world z axis."""
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def box_pad_scene():
+    """A box sliding on the ground against a pad whose back face is prescribed: contacts active,
+    friction lagged, inertia nonzero."""
+    box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
+    pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 2, 2), E=1e5, prescribed_side="-x")
+    settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3)
+    sim = Simulation([box, pad], poses={"box": pose((0, 0, 0.0105)), "pad": pose((-0.0125, 0.001, 0.011))},
+                     ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, settings=settings)
+    sim.state.affine_qdot[0][:3] = (0.01, -0.02, 0.0)
+    return sim
 
 
 def box_between_pads(mu, pad_E, contact_force_scale, mass=1.0, on_step=None):

@@ -8,23 +8,10 @@ import scipy.sparse.linalg as spla
 
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.affine_body import orthogonality_potential_hessian
-from ipcgrasp.engine.bodies import Ground
 from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.neohookean import _hessian_workspace, _rotation_svd, _tet_hessian, elastic_hessians
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
 
-from .scenes import affine_box, deformable_block, pose
-
-
-def box_pad_scene():
-    """A moving box on the ground touching a pad whose back face is prescribed."""
-    box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
-    pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 2, 2), E=1e5, prescribed_side="-x")
-    settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3)
-    sim = Simulation([box, pad], poses={"box": pose((0, 0, 0.0105)), "pad": pose((-0.0125, 0.001, 0.011))},
-                     ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, settings=settings)
-    sim.state.affine_qdot[0][:3] = (0.01, -0.02, 0.0)
-    return sim
+from .scenes import box_pad_scene
 
 
 def step_inputs(sim, rng):
