@@ -53,10 +53,10 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _grasp_setup(args):
-    """(object, physical grasps, trial parameters) from the arguments; an unknown object or a grasp
-    index out of range raises FileNotFoundError / ValueError (exit code 2)."""
-    from ipcgrasp import GraspObject, SimParams
+def _physical_grasp(args):
+    """(object, physical grasps) of args.object with args.grasp checked; an unknown object or a
+    grasp index out of range raises FileNotFoundError / ValueError (exit code 2)."""
+    from ipcgrasp import GraspObject
     from ipcgrasp.data.location import resolve_data_dir
     from ipcgrasp.data.reach import load_object, load_physical_grasps
 
@@ -66,9 +66,21 @@ def _grasp_setup(args):
     if not 0 <= args.grasp < physical.n_grasps:
         raise ValueError(f"grasp index {args.grasp} out of range: {args.object} has {physical.n_grasps} "
                          f"physical grasps, valid indices 0..{physical.n_grasps - 1}")
-    noise = {"noise_translation": 0.0, "noise_rotation": 0.0} if args.no_noise else {}
-    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=args.jaw, **noise)
-    return GraspObject.from_file(mesh, mass, name=args.object), physical, params
+    return GraspObject.from_file(mesh, mass, name=args.object), physical
+
+
+def _noise(args) -> dict:
+    return {"noise_translation": 0.0, "noise_rotation": 0.0} if args.no_noise else {}
+
+
+def _grasp_setup(args):
+    """(object, physical grasps, trial parameters) from the arguments (see `_physical_grasp`)."""
+    from ipcgrasp import SimParams
+
+    obj, physical = _physical_grasp(args)
+    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=args.jaw,
+                       critical_mass=getattr(args, "critical_mass", False), **_noise(args))
+    return obj, physical, params
 
 
 def _trial_progress():
@@ -134,14 +146,19 @@ def _report(args, trials, physical, params) -> float:
 
     table = Table(title=f"{args.object}, grasp {args.grasp}: {len(trials)} trial(s), E = {params.E:g} Pa, "
                         f"mu = {params.mu:g}, close rule {params.close_rule}")
-    for column in ("trial", "success", "failure mode", "reason", "closing forces [N]", "close time [s]",
-                   "wall time [s]"):
+    columns = ["trial", "success", "failure mode", "reason", "closing forces [N]", "close time [s]"]
+    if params.critical_mass:
+        columns.append("critical mass [kg]")
+    for column in columns + ["wall time [s]"]:
         table.add_column(escape(column), justify="left" if column in ("failure mode", "reason") else "right")
     for k, r in enumerate(trials):
         forces = " / ".join(f"{f:.1f}" for f in r.close_forces) if all(map(math.isfinite, r.close_forces)) else "-"
         close_time = f"{r.close_time:.2f}" if math.isfinite(r.close_time) else "-"
-        table.add_row(str(k + 1), "yes" if r.success else "no", r.failure_mode or "-", escape(r.reason), forces,
-                      close_time, f"{r.wall_time:.1f}")
+        row = [str(k + 1), "yes" if r.success else "no", r.failure_mode or "-", escape(r.reason), forces, close_time]
+        if params.critical_mass:  # inf: no slip up to max_mass; nan: not run (the hold failed) or solver failure
+            row.append("-" if math.isnan(r.critical_mass) else f"> {params.max_mass:g}" if math.isinf(r.critical_mass)
+                       else f"{r.critical_mass:.3f}")
+        table.add_row(*row, f"{r.wall_time:.1f}")
     simulated = sum(r.success for r in trials) / len(trials)
     console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or file gets the whole table
     console.print(table)
@@ -184,6 +201,54 @@ def _cmd_render(args) -> int:
     trial = _run_trials(obj, physical, args.grasp, params, 1, args.seed, 1, record_first=True)[0]
     _report(args, [trial], physical, params)
     _render(args, trial, args.out)
+    return 0
+
+
+def _cmd_quality(args) -> int:
+    import time
+
+    import numpy as np
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ipcgrasp import SimParams
+    from ipcgrasp.baselines.image_quality import SUCCESS_THRESHOLD, grasp_quality, render_silhouette
+    from ipcgrasp.grasp.simulate import perturbed_grasp, trial_seeds
+
+    obj, physical = _physical_grasp(args)
+    params = SimParams(**_noise(args))
+    object_pose, grasp_pose = physical.object_poses[args.grasp], physical.grasp_poses[args.grasp]
+    table = Table(title=f"{args.object}, grasp {args.grasp}: image-space quality (Tan et al.), "
+                        f"{args.resolution * 1e3:g} mm pixels")
+    for column in ("trial", "score", "lift", "D_m", "D_c", "D_t", "R_r [deg]", "S_a [deg]", "S_f [mm]",
+                   "translation [mm]", "render [ms]", "measure [ms]"):
+        table.add_column(escape(column), justify="right")
+    grasp_quality(render_silhouette(obj.mesh, grasp_pose, args.resolution, object_pose=object_pose))  # compile/load
+    scores = []
+    for k, seed in enumerate(trial_seeds(args.seed, args.trials)):
+        pose = perturbed_grasp(grasp_pose, params, seed)
+        start = time.perf_counter()
+        silhouette = render_silhouette(obj.mesh, pose, args.resolution, object_pose=object_pose)
+        rendered = time.perf_counter()
+        q = grasp_quality(silhouette)
+        measured = time.perf_counter()
+        scores.append(q.score)
+        table.add_row(str(k + 1), f"{q.score:.3f}", "yes" if q.score >= SUCCESS_THRESHOLD else "no",
+                      str(int(q.miss)), str(int(q.collision)), f"{q.d_t:.3f}", f"{np.degrees(q.r_r):.1f}",
+                      f"{np.degrees(q.s_a):.1f}", f"{q.s_f * 1e3:.2f}", f"{q.translation * 1e3:.2f}",
+                      f"{(rendered - start) * 1e3:.2f}", f"{(measured - rendered) * 1e3:.3f}")
+        if k == 0 and args.png:
+            from ipcgrasp.viz.quality import plot_image_quality
+
+            plot_image_quality(silhouette, q, args.png, caption=f"{args.object} grasp {args.grasp}, trial 1")
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    console.print(table)
+    predicted = np.mean(np.array(scores) >= SUCCESS_THRESHOLD)
+    console.print(f"mean score {np.mean(scores):.3f}; predicted R = {predicted:.2f} (score >= {SUCCESS_THRESHOLD}; "
+                  f"physical robustness {physical.robustness[args.grasp]:.2f})", highlight=False)
+    if args.png:
+        print(f"wrote {args.png}")
     return 0
 
 
@@ -247,6 +312,7 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ipcgrasp.baselines.image_quality import DEFAULT_RESOLUTION
     from ipcgrasp.grasp.params import CLOSE_RULES, JAWS, SimParams
     from ipcgrasp.paths import RESOURCES_REACH
 
@@ -275,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="render the first trial: animated GIF plus OUT_first.png and OUT_final.png "
                                "(a .png path: first and final frame side by side)")
     simulate.add_argument("--json", metavar="OUT.json", help="write the trial summaries as JSON")
+    simulate.add_argument("--critical-mass", action="store_true",
+                          help="after each successful hold, ramp the object's mass at 1.2 kg/s until it slips "
+                               "(PrendoSim critical mass)")
     simulate.set_defaults(func=_cmd_simulate)
 
     render = commands.add_parser("render", help="simulate one trial of a grasp and render it")
@@ -283,6 +352,21 @@ def build_parser() -> argparse.ArgumentParser:
                         help="animated GIF plus OUT_first.png and OUT_final.png; a .png path: first and "
                              "final frame side by side")
     render.set_defaults(func=_cmd_render)
+
+    quality = commands.add_parser("quality", help="image-space quality of a physical grasp (Tan et al.): "
+                                                  "silhouette along the approach, six features, score")
+    quality.add_argument("--data",
+                         help="REACH data directory (else $IPCGRASP_DATA, ../shared/data/reach, resources/reach)")
+    quality.add_argument("--object", required=True, help="object name, e.g. cube_3cm")
+    quality.add_argument("--grasp", type=int, required=True, help="index of the physical grasp (0-based)")
+    quality.add_argument("--trials", type=_positive_int, default=1,
+                         help="perturbed grasps, the seeds `simulate` uses (default: %(default)s)")
+    quality.add_argument("--seed", type=int, default=0, help="root seed of the pose noise (default: %(default)s)")
+    quality.add_argument("--no-noise", action="store_true", help="evaluate the recorded grasp pose unperturbed")
+    quality.add_argument("--resolution", type=_positive_float, default=DEFAULT_RESOLUTION,
+                         help="silhouette pixel size in m (default: %(default)g)")
+    quality.add_argument("--png", metavar="OUT.png", help="picture of the first trial's evaluation")
+    quality.set_defaults(func=_cmd_quality)
 
     defaults = SimParams()
     generate = commands.add_parser("generate", help="sample antipodal grasps on your own mesh and label them by "

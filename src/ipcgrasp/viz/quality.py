@@ -1,0 +1,55 @@
+"""Picture of one image-space quality evaluation (`baselines.image_quality`): the object's
+silhouette seen along the approach axis, the grasp lines between the open jaws, the grasp points
+where each line meets the silhouette, the contact points, and the features in the title. Axes in
+mm of the gripper frame (x: closing direction, y: across the pads)."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from ipcgrasp.io import write_bytes_atomic  # noqa: E402
+
+
+def plot_image_quality(silhouette, quality, path: str | os.PathLike, caption: str | None = None) -> None:
+    """Write a PNG of `quality` (an ImageQuality of the gripper that rendered `silhouette`)."""
+    mm = 1e3
+    rows, cols = silhouette.mask.shape
+    x0, y0 = silhouette.origin
+    res = silhouette.resolution
+    half_r, half_w = quality.r / 2, quality.w / 2
+    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
+    ax.imshow(silhouette.mask, origin="lower", cmap="Greys", vmin=0, vmax=1.6, interpolation="nearest",
+              extent=[mm * x0, mm * (x0 + cols * res), mm * y0, mm * (y0 + rows * res)])
+    for side in (-1, 1):  # the open jaws' pads
+        ax.add_patch(Rectangle((mm * (side * half_r - (0.0015 if side < 0 else 0.0)), -mm * half_w), mm * 0.0015,
+                               mm * quality.w, color=(0.25, 0.5, 0.85), alpha=0.6))
+    ax.hlines(mm * quality.offsets, -mm * half_r, mm * half_r, colors=(0.6, 0.6, 0.6), linewidths=0.3)
+    for side in (0, 1):
+        d = quality.grpv[side]
+        normal = np.abs(d) <= half_r  # abnormal values (miss, collision) lie outside the opening
+        ax.plot(mm * d[normal], mm * quality.offsets[normal], ".", ms=2, color=(0.9, 0.5, 0.15))
+        touch = quality.contact[side]
+        ax.plot(mm * d[touch], mm * quality.offsets[touch], "o", ms=4, mfc="none", color=(0.8, 0.1, 0.1))
+    f = quality.features
+    title = (f"score {quality.score:.2f}   D_t {f['D_t']:.2f}   R_r {np.degrees(f['R_r']):.0f} deg   "
+             f"S_a {np.degrees(f['S_a']):.0f} deg   S_f {mm * f['S_f']:.1f} mm"
+             + ("   MISS" if quality.miss else "") + ("   COLLISION" if quality.collision else ""))
+    ax.set_title(title if caption is None else f"{caption}\n{title}", fontsize=9)
+    ax.set_xlabel("closing direction [mm]")
+    ax.set_ylabel("across the pads [mm]")
+    ax.set_xlim(-mm * half_r * 1.15, mm * half_r * 1.15)
+    ax.set_aspect("equal")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    write_bytes_atomic(path, buffer.getvalue())
