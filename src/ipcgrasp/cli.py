@@ -79,7 +79,7 @@ def _grasp_setup(args):
 
     obj, physical = _physical_grasp(args)
     params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=args.jaw,
-                       critical_mass=getattr(args, "critical_mass", False), **_noise(args))
+                       critical_mass=args.critical_mass, **_noise(args))
     return obj, physical, params
 
 
@@ -138,6 +138,14 @@ def _json_ready(value):
     return value
 
 
+def _critical_mass_text(mass: float, max_mass: float) -> str:
+    """A trial's critical mass (kg) for the table: inf means no slip up to the cap, NaN that the
+    ramp did not run (the hold failed) or the solver failed."""
+    if math.isnan(mass):
+        return "-"
+    return f"> {max_mass:g}" if math.isinf(mass) else f"{mass:.3f}"
+
+
 def _report(args, trials, physical, params) -> float:
     """Print the table of trials and R next to the physical robustness; return R."""
     from rich.console import Console
@@ -155,9 +163,8 @@ def _report(args, trials, physical, params) -> float:
         forces = " / ".join(f"{f:.1f}" for f in r.close_forces) if all(map(math.isfinite, r.close_forces)) else "-"
         close_time = f"{r.close_time:.2f}" if math.isfinite(r.close_time) else "-"
         row = [str(k + 1), "yes" if r.success else "no", r.failure_mode or "-", escape(r.reason), forces, close_time]
-        if params.critical_mass:  # inf: no slip up to max_mass; nan: not run (the hold failed) or solver failure
-            row.append("-" if math.isnan(r.critical_mass) else f"> {params.max_mass:g}" if math.isinf(r.critical_mass)
-                       else f"{r.critical_mass:.3f}")
+        if params.critical_mass:
+            row.append(_critical_mass_text(r.critical_mass, params.max_mass))
         table.add_row(*row, f"{r.wall_time:.1f}")
     simulated = sum(r.success for r in trials) / len(trials)
     console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or file gets the whole table
@@ -351,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--out", required=True, metavar="OUT.gif",
                         help="animated GIF plus OUT_first.png and OUT_final.png; a .png path: first and "
                              "final frame side by side")
-    render.set_defaults(func=_cmd_render)
+    render.set_defaults(func=_cmd_render, critical_mass=False)
 
     quality = commands.add_parser("quality", help="image-space quality of a physical grasp (Tan et al.): "
                                                   "silhouette along the approach, six features, score")

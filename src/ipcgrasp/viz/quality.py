@@ -18,6 +18,9 @@ from matplotlib.patches import Rectangle  # noqa: E402
 
 from ipcgrasp.io import write_bytes_atomic  # noqa: E402
 
+PAD_THICKNESS = 1.5e-3
+"""Drawn thickness of the open jaws' pads (m); only for the picture."""
+
 
 def plot_image_quality(silhouette, quality, path: str | os.PathLike, caption: str | None = None) -> None:
     """Write a PNG of `quality` (an ImageQuality of the gripper that rendered `silhouette`)."""
@@ -29,9 +32,10 @@ def plot_image_quality(silhouette, quality, path: str | os.PathLike, caption: st
     fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=100)
     ax.imshow(silhouette.mask, origin="lower", cmap="Greys", vmin=0, vmax=1.6, interpolation="nearest",
               extent=[mm * x0, mm * (x0 + cols * res), mm * y0, mm * (y0 + rows * res)])
-    for side in (-1, 1):  # the open jaws' pads
-        ax.add_patch(Rectangle((mm * (side * half_r - (0.0015 if side < 0 else 0.0)), -mm * half_w), mm * 0.0015,
-                               mm * quality.w, color=(0.25, 0.5, 0.85), alpha=0.6))
+    for inner_face in (-half_r, half_r):  # the open jaws' pads, outside the opening
+        left = inner_face - PAD_THICKNESS if inner_face < 0 else inner_face
+        ax.add_patch(Rectangle((mm * left, -mm * half_w), mm * PAD_THICKNESS, mm * quality.w,
+                               color=(0.25, 0.5, 0.85), alpha=0.6))
     ax.hlines(mm * quality.offsets, -mm * half_r, mm * half_r, colors=(0.6, 0.6, 0.6), linewidths=0.3)
     for side in (0, 1):
         d = quality.grpv[side]
