@@ -78,7 +78,7 @@ def _grasp_setup(args):
     from ipcgrasp import SimParams
 
     obj, physical = _physical_grasp(args)
-    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=args.jaw,
+    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, psi_th=args.psi_th, jaw=args.jaw,
                        critical_mass=args.critical_mass, **_noise(args))
     return obj, physical, params
 
@@ -100,16 +100,16 @@ def _run_trials(obj, physical, grasp: int, params, n_trials: int, seed: int, wor
     bar per trial showing its simulated time; parallel: one bar over the trials. With
     `record_first` the first trial keeps its frames (after a parallel run it is run again,
     recording, with the same seed)."""
-    from ipcgrasp import robustness, simulate_grasp
-    from ipcgrasp.grasp.simulate import trial_seeds
+    from ipcgrasp import robustness
+    from ipcgrasp.grasp.simulate import run_trial, trial_seeds
 
     object_pose, grasp_pose = physical.object_poses[grasp], physical.grasp_poses[grasp]
-    seeds = trial_seeds(seed, n_trials)
+    seeds = trial_seeds(seed, grasp, n_trials)
 
     def run_one(bar, k, record):
         task = bar.add_task(f"trial {k + 1}/{n_trials}", total=None, status="")
-        result = simulate_grasp(obj, object_pose, grasp_pose, params, seed=seeds[k], record_frames=record,
-                                progress=lambda t: bar.update(task, status=f"{t:.2f} s simulated"))
+        result = run_trial(obj, object_pose, grasp_pose, params, seeds[k], record_frames=record,
+                           progress=lambda t: bar.update(task, status=f"{t:.2f} s simulated"))
         bar.update(task, total=1, completed=1, status=_outcome(result))
         return result
 
@@ -118,7 +118,8 @@ def _run_trials(obj, physical, grasp: int, params, n_trials: int, seed: int, wor
             return [run_one(bar, k, record_first and k == 0) for k in range(n_trials)]
         task = bar.add_task(f"{n_trials} trials, {workers} processes", total=n_trials, status="")
         rob = robustness(obj, object_pose, grasp_pose, params, n_trials=n_trials, seed=seed, workers=workers,
-                         on_trial=lambda result: bar.update(task, advance=1, status=_outcome(result)))
+                         on_trial=lambda result: bar.update(task, advance=1, status=_outcome(result)),
+                         grasp_index=grasp)
         trials = list(rob.trials)
         if record_first:
             trials[0] = run_one(bar, 0, True)
@@ -233,7 +234,7 @@ def _cmd_quality(args) -> int:
         table.add_column(escape(column), justify="right")
     grasp_quality(render_silhouette(obj.mesh, grasp_pose, args.resolution, object_pose=object_pose))  # compile/load
     scores = []
-    for k, seed in enumerate(trial_seeds(args.seed, args.trials)):
+    for k, seed in enumerate(trial_seeds(args.seed, args.grasp, args.trials)):
         pose = perturbed_grasp(grasp_pose, params, seed)
         start = time.perf_counter()
         silhouette = render_silhouette(obj.mesh, pose, args.resolution, object_pose=object_pose)
@@ -309,8 +310,13 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mu", type=float, default=defaults.mu, help="pad-object friction (default: %(default)g)")
     parser.add_argument("--close-rule", choices=CLOSE_RULES, default=defaults.close_rule,
                         help="when the gripper stops closing (default: %(default)s)")
+    parser.add_argument("--psi-th", type=float, default=defaults.psi_th,
+                        help="strain-energy threshold of the psi rule in J (default: %(default)g; the study's "
+                             "calibrated value is in results/calibration/psi_th.json)")
     parser.add_argument("--jaw", choices=JAWS, default=defaults.jaw, help="pad outline (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="root seed of the pose noise (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="root seed of the pose noise: trial k of grasp G uses the study's seed of (G, k) "
+                             "under this root seed (default: %(default)s)")
     parser.add_argument("--no-noise", action="store_true", help="simulate the recorded grasp pose unperturbed")
     parser.add_argument("--fps", type=_positive_float, default=10.0,
                         help="GIF frames per second (default: %(default)g)")

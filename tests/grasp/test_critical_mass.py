@@ -1,7 +1,7 @@
 """PrendoSim's critical mass: a block held between two pads by a normal force F with friction mu
 starts to slide when its weight reaches 2 mu F, so a slow mass ramp finds m_c = 2 mu F / g (plus
 the overshoot the slip-speed threshold needs); the ramp's inf/NaN rules; and the same through a
-GraspTrial on the cube."""
+grasp procedure on the cube."""
 
 import math
 
@@ -12,11 +12,13 @@ import trimesh
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.engine.simulation import StepFailed
-from ipcgrasp.grasp import controller
-from ipcgrasp.grasp.controller import critical_mass_ramp
+from ipcgrasp.grasp import procedure
+from ipcgrasp.grasp.backend import BackendFailed, StepReport
+from ipcgrasp.grasp.params import STATIC_SPEED_FACTOR
+from ipcgrasp.grasp.procedure import critical_mass_ramp
 
 from ..physics.scenes import box_between_pads
-from .test_controller import top_down_grasp
+from .test_procedure import top_down_grasp
 
 G = 9.81
 SLIP_SPEED = 0.025  # m/s, PrendoSim's threshold
@@ -29,6 +31,34 @@ def overshoot(limit: float, rate: float) -> float:
     accelerates at about rate t g / limit and reaches v after t = sqrt(2 v limit / (rate g)),
     when the ramp has added rate t."""
     return math.sqrt(2 * SLIP_SPEED * limit * rate / G)
+
+
+class HeldBox:
+    """The box scene as the ramp sees a backend: the box's mass and centre, the pads' centre, and
+    a step with the pads held where `drivers` put them."""
+
+    def __init__(self, sim, drivers):
+        self.sim, self.drivers, self.dt = sim, drivers, sim.settings.dt
+        self.object_mass = sim.bodies[0].mass * 1.0
+        self.static_speed = STATIC_SPEED_FACTOR * sim.settings.eps_v
+
+    def set_object_mass(self, mass):
+        self.sim.set_mass_scale("box", mass / BOX_MASS)
+        self.object_mass = mass
+
+    def object_centre(self):
+        pose = self.sim.affine_pose("box")
+        return pose[:3, :3] @ self.sim.bodies[0].center_of_mass + pose[:3, 3]
+
+    def pads_centre(self):
+        return np.mean([self.sim.vertices(p).mean(axis=0) for p in ("left", "right")], axis=0)
+
+    def step(self):
+        try:
+            stats = self.sim.step(self.drivers)
+        except StepFailed as exc:
+            raise BackendFailed(exc.reason) from exc
+        return StepReport(stats.time, tuple(float(np.linalg.norm(stats.contact_force[0, j])) for j in (1, 2)))
 
 
 def squeezed_box(mu: float):
@@ -58,7 +88,8 @@ def test_slow_ramp_finds_2_mu_F_over_g(mu, box_03):
     start = 0.9 * 2 * mu * force / G  # start just below the limit so a slow ramp stays short
     hang(sim, drivers, start)
     rate = 0.3  # kg/s: the slip-speed overshoot is then under 2 % of m_c
-    r = critical_mass_ramp(sim, "box", ("left", "right"), drivers, rate, SLIP_SPEED, 100.0, start_mass=start)
+    box = HeldBox(sim, drivers)
+    r = critical_mass_ramp(box, box.step, rate, SLIP_SPEED, 100.0, start_mass=start)
     assert math.isfinite(r.mass) and "slipped" in r.reason
     limit = 2 * mu * r.force / G  # the pads' normal force while still held (it shifts under load)
     assert abs(r.force - force) < 0.15 * force
@@ -73,8 +104,8 @@ def test_no_slip_below_the_cap_gives_inf(box_03):
     sim.restore(state)
     limit = 2 * 0.3 * force / G
     hang(sim, drivers, 0.8 * limit)
-    r = critical_mass_ramp(sim, "box", ("left", "right"), drivers, 1.2, SLIP_SPEED, 0.9 * limit,
-                           start_mass=0.8 * limit)
+    box = HeldBox(sim, drivers)
+    r = critical_mass_ramp(box, box.step, 1.2, SLIP_SPEED, 0.9 * limit, start_mass=0.8 * limit)
     assert r.mass == math.inf
     assert "max_mass" in r.reason and r.force > 0.5 * force
     assert r.ramp_time == pytest.approx(math.ceil(0.1 * limit / 1.2 / sim.settings.dt) * sim.settings.dt)
@@ -85,15 +116,15 @@ def test_solver_failure_during_the_ramp_gives_nan_and_keeps_the_last_good_state(
     sim.restore(state)
     hang(sim, drivers, 0.5)
     calls = []
+    box = HeldBox(sim, drivers)
 
-    def failing_step(d):
+    def failing_step():
         calls.append(sim.state.time)
         if len(calls) == 3:
-            raise StepFailed("injected", sim.state.copy())
-        return sim.step(d)
+            raise BackendFailed("injected")
+        return box.step()
 
-    r = critical_mass_ramp(sim, "box", ("left", "right"), drivers, 1.2, SLIP_SPEED, 100.0, failing_step,
-                           start_mass=0.5)
+    r = critical_mass_ramp(box, failing_step, 1.2, SLIP_SPEED, 100.0, start_mass=0.5)
     assert math.isnan(r.mass)
     assert "solver failed" in r.reason and "injected" in r.reason
     assert r.force > 0.5 * force  # the normal force of the last step that held
@@ -109,36 +140,35 @@ CENTRED = dict(noise_translation=0.0, noise_rotation=0.0, lift_height=0.005, hol
 
 
 def recorded_ramp(monkeypatch):
-    """Patch the controller's critical_mass_ramp so every ramp step is recorded: per step the
+    """Patch the procedure's critical_mass_ramp so every ramp step is recorded: per step the
     object's centre speed relative to the pads (m/s, as the ramp measures it) and, per pad, the
-    normal and friction force resultants on the object (N). Returns the list of records."""
+    normal and friction force resultants on the object (N, from the engine's step statistics).
+    Returns the list of records."""
     steps = []
 
-    def ramp(sim, body, pads, drivers, rate, slip_speed, max_mass, step=None, start_mass=None):
-        step = step or sim.step
-        o, centre = sim.index[body], sim.bodies[sim.index[body]].center_of_mass
+    def ramp(backend, step, rate, slip_speed, max_mass, start_mass=None):
+        sim = backend.sim
+        o, pads = sim.index["object"], [sim.index[p] for p in ("pad0", "pad1")]
 
-        def relative_position():
-            pose = sim.affine_pose(body)
-            return pose[:3, :3] @ centre + pose[:3, 3] - np.mean([sim.vertices(p).mean(axis=0) for p in pads], axis=0)
+        def recording_step():
+            before = backend.object_centre() - backend.pads_centre()
+            report = step()
+            after = backend.object_centre() - backend.pads_centre()
+            stats = backend.stats
+            steps.append({"speed": float(np.linalg.norm(after - before)) / backend.dt,
+                          "normal": [stats.contact_force[o, p].copy() for p in pads],
+                          "friction": [stats.friction_force[o, p].copy() for p in pads]})
+            return report
 
-        def recording_step(d):
-            before = relative_position()
-            stats = step(d)
-            steps.append({"speed": float(np.linalg.norm(relative_position() - before)) / sim.settings.dt,
-                          "normal": [stats.contact_force[o, sim.index[p]].copy() for p in pads],
-                          "friction": [stats.friction_force[o, sim.index[p]].copy() for p in pads]})
-            return stats
+        return critical_mass_ramp(backend, recording_step, rate, slip_speed, max_mass, start_mass)
 
-        return critical_mass_ramp(sim, body, pads, drivers, rate, slip_speed, max_mass, recording_step, start_mass)
-
-    monkeypatch.setattr(controller, "critical_mass_ramp", ramp)
+    monkeypatch.setattr(procedure, "critical_mass_ramp", ramp)
     return steps
 
 
 @pytest.mark.slow
 def test_cube_grasp_critical_mass_matches_2_mu_F_over_g(cube, monkeypatch):
-    """Through GraspTrial: the 3 cm cube grasped through its centre (no torque to resist) holds
+    """Through the grasp procedure: the 3 cm cube grasped through its centre (no torque to resist) holds
     until its weight reaches the pads' friction 2 mu F, at the PrendoSim rate of 1.2 kg/s.
 
     F is the pads' normal force when the slip begins (the object's speed relative to the pads

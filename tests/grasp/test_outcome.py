@@ -6,21 +6,36 @@ import math
 import numpy as np
 import pytest
 
-from ipcgrasp.grasp.outcome import FAILURE_MODES, GraspResult, HoldCheck, judge_hold
+from ipcgrasp.grasp.outcome import FAILURE_MEANINGS, FAILURE_MODES, GraspResult, HoldCheck, judge_hold
 
 TOL = 5e-4  # m, contact tolerance
 DHAT = 2e-4  # m, barrier activation distance
-HELD = HoldCheck(object_height=0.02, pad_object=(1e-5, 2e-5), pad_pad=0.03)
+LIFT = 0.02  # m, the lift height asked for
+HELD = HoldCheck(object_height=0.02, lift_height=0.02, pad_object=(1e-5, 2e-5), pad_pad=0.03)
 
 
 def judge(**changes):
-    fields = {"object_height": HELD.object_height, "pad_object": HELD.pad_object, "pad_pad": HELD.pad_pad}
+    fields = {"object_height": HELD.object_height, "lift_height": HELD.lift_height, "pad_object": HELD.pad_object,
+              "pad_pad": HELD.pad_pad}
     fields.update(changes)
-    return judge_hold(HoldCheck(**fields), TOL, DHAT)
+    return judge_hold(HoldCheck(**fields), LIFT, TOL, DHAT)
 
 
-def test_failure_modes_are_the_design_ones():
+def test_failure_modes_are_the_design_ones_each_with_its_meaning():
     assert set(FAILURE_MODES) == {"miss", "pushed_out", "no_close", "jaws_meet", "slip", "solver"}
+    assert all(len(FAILURE_MEANINGS[mode]) > 20 for mode in FAILURE_MODES)
+
+
+@pytest.mark.parametrize("reached", [0.0, 0.013, LIFT * (1 - 1e-9), math.nan])
+def test_an_object_short_of_the_lift_height_fails_even_if_still_in_the_pads(reached):
+    """A heavy object that slid down the pads while they rose 13 of 20 mm is not lifted."""
+    success, reason = judge(lift_height=reached, object_height=max(reached, 0.001) if reached == reached else 0.001)
+    assert success is False
+    assert "not lifted to 20.0 mm" in reason
+
+
+def test_the_lift_height_reached_exactly_counts():
+    assert judge(lift_height=LIFT)[0] is True
 
 
 def test_held_object_succeeds():
@@ -32,7 +47,7 @@ def test_held_object_succeeds():
 def test_object_on_or_near_the_ground_fails(height):
     success, reason = judge(object_height=height)
     assert success is False
-    assert "lifted" in reason
+    assert "ground" in reason
 
 
 def test_object_just_clear_of_the_ground_succeeds():
@@ -71,8 +86,9 @@ def test_every_rule_must_hold():
         height = rng.choice([0.0, 0.5 * TOL, 2 * TOL, 0.02])
         pads = tuple(rng.choice([0.0, 0.5 * TOL, TOL, 2 * TOL, math.inf], size=2))
         pad_pad = rng.choice([0.0, 0.5 * DHAT, 2 * DHAT, math.inf])
-        expected = height > TOL and max(pads) <= TOL and pad_pad > DHAT
-        assert judge(object_height=height, pad_object=pads, pad_pad=pad_pad)[0] == expected
+        reached = rng.choice([0.0, 0.5 * LIFT, LIFT, 2 * LIFT])
+        expected = reached >= LIFT and height > TOL and max(pads) <= TOL and pad_pad > DHAT
+        assert judge(object_height=height, lift_height=reached, pad_object=pads, pad_pad=pad_pad)[0] == expected
 
 
 def _result():

@@ -72,7 +72,7 @@ def test_no_body_in_contact_gives_nan_and_bad_input_is_named():
 
 def _single_collision(object_tri, pad_tri, dhat=1e-3):
     """The collisions of two triangles (body 0: object, body 1: pad) with their per-vertex
-    barrier forces, as the controller turns them into point contacts."""
+    barrier forces, as the IPC backend turns them into point contacts."""
     x = np.vstack([object_tri, pad_tri]).astype(float)
     mesh = contact.CollisionMesh.build(x, [[0, 1, 2], [3, 4, 5]], [0, 0, 0, 1, 1, 1])
     coll = contact.build_collisions(mesh, x, dhat)

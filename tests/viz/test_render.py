@@ -3,7 +3,6 @@ import pytest
 import trimesh
 from PIL import Image
 
-from ipcgrasp.grasp.controller import SETTLE_TIME
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.viz.render import (
     BODY_COLOURS,
@@ -117,13 +116,16 @@ def test_camera_looks_across_the_gap_from_the_pads_side():
         assert abs(towards_camera[1]) < 0.5  # mostly perpendicular to the closing direction y
 
 
+SETTLE = 0.06  # s before the squeeze starts
+
+
 def _trial(n_frames=3, success=True):
     frames = []
     for k in range(n_frames):
         frame, faces = _scene(lift=0.01 * k, squeeze=0.0005 * k)
-        frame["time"] = SETTLE_TIME * (k + 0.5)
+        frame["time"] = SETTLE * (k + 0.5)
         frames.append(frame)
-    return GraspResult(success=success, failure_mode=None if success else "slip",
+    return GraspResult(success=success, failure_mode=None if success else "slip", squeeze_time=SETTLE,
                        close_time=frames[1]["time"], frames=frames, faces=faces)
 
 
@@ -152,7 +154,7 @@ def test_render_trial_subsamples_but_keeps_the_last_frame(tmp_path):
             assert np.array_equal(np.asarray(final), np.asarray(reference))
 
 
-def test_phases_follow_the_controller_and_the_last_names_the_outcome():
+def test_phases_follow_the_procedure_and_the_last_names_the_outcome():
     assert trial_phases(_trial(4)) == ["settle", "squeeze", "lift and hold", "end (success)"]
     assert trial_phases(_trial(3, success=False))[-1] == "end (failed: slip)"
 

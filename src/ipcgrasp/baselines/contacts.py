@@ -15,7 +15,7 @@ What is implemented
   uniform 2-D bin grid), a numba kernel. trimesh's ray casting needs `rtree`, which is not
   installed here, so it is not used.
 - `grasp_contacts`: the object placed by `grasp.scene.place_scene` and, for each jaw opened to
-  the widest plus `extra_opening` (10 mm by default: the simulator's controller may open the jaws
+  the widest plus `extra_opening` (10 mm by default: the grasp procedure may open the jaws
   that much beyond the gripper's maximum to clear the object, as the original study did), rays
   from the pad footprint along its closing direction over the jaw's full travel (the opening).
   A ray whose first crossing enters the object (the face's outward normal against the ray)
@@ -58,7 +58,7 @@ import trimesh
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.geometry.pads import pad_outline
 from ipcgrasp.grasp.gripper import Gripper
-from ipcgrasp.grasp.controller import MAX_EXTRA_OPENING
+from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.simulate import perturbed_grasp
 from ipcgrasp.grasp.scene import place_scene
 
@@ -80,7 +80,7 @@ __all__ = [
 SILICONE_DEPTH = 5.296e-3
 """REACH's silicone depth (m, `area_contact_generator.yaml`): how far past its first contact the
 pad is taken to reach into the object (the true layer is 3 mm)."""
-EXTRA_OPENING = MAX_EXTRA_OPENING
+EXTRA_OPENING = SimParams().max_extra_opening
 """How far beyond the gripper's widest opening the jaws may open to clear the object (m): the
 simulator's controller's allowance."""
 GRID_SPACING = 0.5e-3

@@ -21,20 +21,14 @@ What is modelled
   tooltip transforms as the simulator) on a slide joint along its closing direction. Three
   position actuators (`JAW_STIFFNESS`, critically damped) drive the joints; the gripper bodies
   are gravity-compensated.
-- The controller is the simulator's (`grasp.controller`): the grasp perturbed with the trial
-  seed (`contacts.perturbed_grasp`), the jaws opened to 1 mm clearance
-  (`Gripper.clearance_opening`, up to 10 mm beyond the widest; "no_close" otherwise) and closed
-  to the narrowest clear opening, 60 ms of settling, both jaw targets advanced symmetrically at
-  the closing speed until each pad's measured normal force on the object (the norm of the
-  resultant of its contacts' normal forces) reaches `params.close_force`, then the lift target
-  raised at `params.lift_speed` until the object's lowest point is `params.lift_height` up (at
-  most 5 mm more), then `params.hold_time` of holding. Squeeze failures as the simulator's
-  (pushed out beyond `params.pushed_out_translation` / `_rotation`, pads meeting, jaws closed
-  fully, time out). The hold is judged by `grasp.outcome.judge_hold`: object clear of the ground
-  by `params.contact_tol`, both pads within `params.contact_tol` of the object (exact distance
-  between the pads' surfaces and the object mesh, `grasp.scene.mesh_distance`), pads apart.
-  Failure modes are `grasp.outcome.FAILURE_MODES`; "solver" means MuJoCo reported an unstable
-  step.
+- The procedure is the simulator's (`grasp.procedure`, through `MujocoBackend`): the grasp
+  perturbed with the trial seed, the jaws opened clear of the object and closed to the narrowest
+  clear opening, settling, the squeeze under the force close rule (each pad's measured normal
+  force on the object, the norm of the resultant of its contacts' normal forces, reaches
+  `params.close_force`), the lift, the hold and the same judgement and failure labels as every
+  dynamic model. Distances for the judgement are exact between the pads' surfaces (less the flex
+  radius) and the object mesh (`grasp.scene.mesh_distance`). "solver" means MuJoCo reported an
+  unstable step. The contact-stability metrics are not measured (NaN).
 - Settings (`MujocoSettings`, keyword arguments of `predict`): integrator "discrete", solver
   Newton, elliptic friction cones, condim 3; contact stiffness and damping in MuJoCo's direct
   form, solref = (-stiffness, -damping) (the default time-constant form lets the pads sink
@@ -90,13 +84,12 @@ import itertools
 import logging
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import mujoco
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from ipcgrasp.baselines.contacts import perturbed_grasp
 from ipcgrasp.baselines.interface import Prediction
 from ipcgrasp.engine.tetmesh import boundary_faces
 from ipcgrasp.geometry.pads import (
@@ -107,13 +100,15 @@ from ipcgrasp.geometry.pads import (
     PAD_THICKNESS,
     pad_surface,
 )
-from ipcgrasp.grasp.controller import CLEARANCE, MAX_EXTRA_OPENING, SETTLE_TIME
+from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.gripper import Gripper
-from ipcgrasp.grasp.outcome import HoldCheck, judge_hold
-from ipcgrasp.grasp.scene import mesh_distance, place_scene
+from ipcgrasp.grasp.params import STATIC_SPEED_FACTOR
+from ipcgrasp.grasp.scene import mesh_distance
+from ipcgrasp.grasp.simulate import simulate_grasp
 
 __all__ = [
     "GRID_COUNT",
+    "MujocoBackend",
     "MujocoSettings",
     "build_model",
     "pad_grid",
@@ -135,8 +130,9 @@ PIN_SOLREF = (-1e10, -1e5)
 """Direct-form solref of the equality constraints that hold each back-face node on its backing."""
 FORCE_FLOOR = 1e-4
 """Smallest contact normal force (N) counted as acting, for the force-field gap."""
-MAX_EXTRA_LIFT = 5e-3
-"""How far beyond `lift_height` the lift may go waiting for the object (m), as the simulator."""
+APPROACH_DISTANCE = 1e-4
+"""Distance scale of contact (m) the grasp procedure slows the jaws to near contact: one jaw step
+at 1 ms is 12.5 um, so the first steps after contact keep the closing speed."""
 
 # collision bits: a pair collides when contype of one meets conaffinity of the other
 _OBJECT, _GROUND, _PAD0, _PAD1, _BACKING = 1, 2, 4, 8, 16
@@ -298,114 +294,26 @@ def build_model(obj, object_pose, tooltip_poses, params, settings: MujocoSetting
     return mujoco.MjModel.from_xml_string(xml)
 
 
-class _Trial:
-    """One trial in MuJoCo: the simulator's phases (settle, squeeze, lift, hold, judge) and the
-    contact artifacts recorded at every step."""
+class MujocoBackend(Backend):
+    """One trial's MuJoCo model as a grasp backend (`grasp.backend`): the jaws' slide joints and
+    the lift joint follow the procedure through their position actuators. `artifacts` collects
+    the contact artifacts of every step (module docstring)."""
 
-    def __init__(self, obj, object_pose, grasp_pose, params, settings: MujocoSettings, gripper: Gripper):
-        self.obj, self.params, self.settings, self.gripper = obj, params, settings, gripper
-        self.object_pose, self.grasp_pose = place_scene(obj.mesh, object_pose, grasp_pose)
-        self.info = {"failure_mode": None, "reason": "", "close_forces": (math.nan, math.nan),
-                     "start_opening": math.nan, "close_opening": math.nan, "lift_height": 0.0,
-                     "penetration_pad": 0.0, "penetration_ground": 0.0, "force_gap": 0.0,
-                     "steps": 0, "sim_time": 0.0, "metric_warnings": 0}
-        self.success = False
+    has_strain_energy = False
 
-    # ------------------------------------------------------------------------------ phases
-    def run(self) -> tuple[bool, dict]:
-        """Run the trial: (success, info)."""
-        self._run()
-        if hasattr(self, "data"):
-            self.info["metric_warnings"] = int(self.data.warning[mujoco.mjtWarning.mjWARN_INERTIA].number)
-        self.info["max_penetration"] = max(self.info["penetration_pad"], self.info["penetration_ground"])
-        return self.success, self.info
-
-    def _run(self) -> bool:
-        world_mesh = self.obj.mesh.copy().apply_transform(self.object_pose)
-        clearance = self.gripper.clearance_opening(self.grasp_pose, world_mesh, clearance=CLEARANCE,
-                                                   max_extra=MAX_EXTRA_OPENING)
-        if not clearance.clear:
-            return self._fail("no_close", "the jaws cannot open wide enough to clear the object")
-        p = self.params
-        self.closing_speed = p.closing_speed or self.gripper.closing_speed(clearance.opening)
-        start = self.gripper.narrowest_opening(self.grasp_pose, world_mesh, clearance.opening,
-                                               clearance=CLEARANCE)
-        self.info["start_opening"] = start.opening
-        self.tooltip_poses = self.gripper.tooltip_poses(self.grasp_pose, start.opening)
-        self.model = build_model(self.obj, self.object_pose, self.tooltip_poses, p, self.settings, self.gripper)
+    def __init__(self, obj, object_pose, tooltip_poses, params, gripper: Gripper, settings: MujocoSettings):
+        self.obj, self.params, self.settings = obj, params, settings
+        self.model = build_model(obj, object_pose, tooltip_poses, params, settings, gripper)
         self.data = mujoco.MjData(self.model)
+        self.dt = settings.dt
+        self.approach_distance = APPROACH_DISTANCE
+        self._static_speed = STATIC_SPEED_FACTOR * params.eps_v
+        self.artifacts = {"penetration_pad": 0.0, "penetration_ground": 0.0, "force_gap": 0.0}
         self._index()
         mujoco.mj_forward(self.model, self.data)
-        for _ in range(int(round(SETTLE_TIME / self.settings.dt))):
-            if self._step():
-                return True
-        return self._squeeze() or self._lift() or self._judge()
+        self._spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        self._state = np.empty(mujoco.mj_stateSize(self.model, self._spec))
 
-    def _squeeze(self) -> bool:
-        p, dt = self.params, self.settings.dt
-        start = self._object_pose()
-        max_closing = 0.5 * self.info["start_opening"]
-        time_limit = self.data.time + p.close_duration + max_closing / self.closing_speed
-        touched = [False, False]
-        closed = 0.0
-        while True:
-            closed = min(closed + self.closing_speed * dt, max_closing)
-            self.data.ctrl[self.jaw_actuators] = closed
-            if self._step():
-                return True
-            forces = self._pad_forces()
-            touched = [t or f > FORCE_FLOOR for t, f in zip(touched, forces)]
-            if min(forces) >= p.close_force:
-                self.info["close_forces"] = tuple(forces)
-                self.info["close_opening"] = self.info["start_opening"] - 2.0 * closed
-                return False
-            if self.pads_touch:
-                mode = "miss" if not any(touched) else ("pushed_out" if not all(touched) else "jaws_meet")
-                return self._fail(mode, "the pads met without the close rule firing")
-            moved, turned = _pose_change(start, self._object_pose())
-            if moved > p.pushed_out_translation:
-                return self._fail("pushed_out", f"object moved {moved * 1e3:.1f} mm during the squeeze")
-            if turned > p.pushed_out_rotation:
-                return self._fail("pushed_out", f"object turned {math.degrees(turned):.0f} degrees during the "
-                                                "squeeze")
-            if closed >= max_closing:
-                return self._fail("miss" if not any(touched) else "no_close",
-                                  "the jaws closed fully without the close rule firing")
-            if self.data.time > time_limit:
-                return self._fail("no_close", "time ran out before the close rule fired")
-
-    def _lift(self) -> bool:
-        p, dt = self.params, self.settings.dt
-        lifted, max_lift = 0.0, p.lift_height + MAX_EXTRA_LIFT
-        while lifted < max_lift:
-            lifted = min(lifted + p.lift_speed * dt, max_lift)
-            self.data.ctrl[self.lift_actuator] = lifted
-            if self._step():
-                return True
-            height = self._object_height()
-            self.info["lift_height"] = max(self.info["lift_height"], height)
-            if height >= p.lift_height:
-                break
-        for _ in range(int(round(p.hold_time / dt))):
-            if self._step():
-                return True
-        return False
-
-    def _judge(self) -> bool:
-        p = self.params
-        obj_vertices = self._object_vertices()
-        faces = np.asarray(self.obj.mesh.faces, dtype=np.int64)
-        pads = [self._pad_surface(i) for i in range(2)]
-        cutoff = p.contact_tol + PAD_RADIUS
-        pad_object = tuple(max(mesh_distance(v, f, obj_vertices, faces, cutoff) - PAD_RADIUS, 0.0)
-                           for v, f in pads)
-        pad_pad = max(mesh_distance(*pads[0], *pads[1], 4 * PAD_RADIUS) - 2 * PAD_RADIUS, 0.0)
-        check = HoldCheck(object_height=self._object_height(), pad_object=pad_object, pad_pad=pad_pad)
-        self.success, self.info["reason"] = judge_hold(check, p.contact_tol, 0.0)
-        self.info["failure_mode"] = None if self.success else "slip"
-        return True
-
-    # ----------------------------------------------------------------------------- helpers
     def _index(self):
         m = self.model
         self.object_body = m.body("object").id
@@ -419,85 +327,118 @@ class _Trial:
         self.pad_vertices = [np.arange(adr[f], adr[f] + num[f]) for f in self.pad_flex]
         points, tets, _ = pad_grid(self.params.jaw)
         self.pad_faces = boundary_faces(tets, points)
-        self.pads_touch = False
+        self.base_mass = float(m.body_mass[self.object_body])
+        self.base_inertia = m.body_inertia[self.object_body].copy()
 
-    def _step(self) -> bool:
-        """Advance one step and record the contacts; True when MuJoCo went unstable."""
-        mujoco.mj_step(self.model, self.data)
-        self.info["steps"] += 1
-        self.info["sim_time"] = self.data.time
+    def step(self, closed: float, lifted: float) -> StepReport:
         d = self.data
+        d.ctrl[self.jaw_actuators] = closed
+        d.ctrl[self.lift_actuator] = lifted
+        mujoco.mj_step(self.model, d)
         if d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number or not np.all(np.isfinite(d.qpos)):
-            return self._fail("solver", f"MuJoCo went unstable at t = {d.time:.3f} s")
-        self._record_contacts()
-        return False
+            raise BackendFailed(f"MuJoCo went unstable at t = {d.time:.3f} s")
+        normals, pads_touch = self._record_contacts()
+        return StepReport(time=float(d.time), pad_forces=tuple(float(np.linalg.norm(f)) for f in normals),
+                          pads_touch=pads_touch,
+                          max_penetration=max(self.artifacts["penetration_pad"], self.artifacts["penetration_ground"]),
+                          max_force_gap=self.artifacts["force_gap"])
 
     def _record_contacts(self):
+        """Each pad's normal-force resultant on the object (N) and whether the pads touch; the
+        step's artifacts are folded into `artifacts`."""
         d, n = self.data, self.data.ncon
-        self.pad_normals = [np.zeros(3), np.zeros(3)]
-        self.pads_touch = False
+        normals = [np.zeros(3), np.zeros(3)]
         if n == 0:
-            return
+            return normals, False
         contact = d.contact
         geom, flex, dist = contact.geom[:n], contact.flex[:n], contact.dist[:n]
         address = contact.efc_address[:n]
         normal_force = np.where(address >= 0, d.efc_force[np.maximum(address, 0)], 0.0)
         with_object = np.any(geom == self.object_geom, axis=1)
         acting = with_object & (normal_force > FORCE_FLOOR)
+        a = self.artifacts
         if np.any(acting):
-            self.info["force_gap"] = max(self.info["force_gap"], float(dist[acting].max()))
+            a["force_gap"] = max(a["force_gap"], float(dist[acting].max()))
         ground = with_object & np.any(geom == self.ground_geom, axis=1)
         if np.any(ground):
-            self.info["penetration_ground"] = max(self.info["penetration_ground"], float(-dist[ground].min()))
-        normals = contact.frame[:n, :3]
+            a["penetration_ground"] = max(a["penetration_ground"], float(-dist[ground].min()))
+        frames = contact.frame[:n, :3]
         for i, f in enumerate(self.pad_flex):
             pad = with_object & np.any(flex == f, axis=1)
             if np.any(pad):
-                self.info["penetration_pad"] = max(self.info["penetration_pad"], float(-dist[pad].min()))
+                a["penetration_pad"] = max(a["penetration_pad"], float(-dist[pad].min()))
                 # orient every normal along the pad's closing direction before summing
-                closing = self.data.xmat[self.backing_bodies[i]].reshape(3, 3)[:, 2]
-                oriented = normals[pad] * np.where(normals[pad] @ closing < 0.0, -1.0, 1.0)[:, None]
-                self.pad_normals[i] = normal_force[pad] @ oriented
-        self.pads_touch = bool(np.any(np.all(np.isin(flex, self.pad_flex), axis=1) & (flex[:, 0] != flex[:, 1])))
+                closing = d.xmat[self.backing_bodies[i]].reshape(3, 3)[:, 2]
+                oriented = frames[pad] * np.where(frames[pad] @ closing < 0.0, -1.0, 1.0)[:, None]
+                normals[i] = normal_force[pad] @ oriented
+        pads_touch = bool(np.any(np.all(np.isin(flex, self.pad_flex), axis=1) & (flex[:, 0] != flex[:, 1])))
+        return normals, pads_touch
 
-    def _pad_forces(self) -> list[float]:
-        """Each pad's normal force on the object (N): the norm of the resultant of its contacts'
-        normal forces."""
-        return [float(np.linalg.norm(f)) for f in self.pad_normals]
+    def save(self):
+        mujoco.mj_getState(self.model, self.data, self._state, self._spec)
+        return self._state.copy(), dict(self.artifacts)
 
-    def _object_pose(self) -> np.ndarray:
+    def restore(self, snapshot) -> None:
+        state, artifacts = snapshot
+        mujoco.mj_setState(self.model, self.data, state, self._spec)
+        mujoco.mj_forward(self.model, self.data)
+        self.artifacts = dict(artifacts)
+
+    def object_pose(self) -> np.ndarray:
         pose = np.eye(4)
         pose[:3, :3] = self.data.xmat[self.object_body].reshape(3, 3)
         pose[:3, 3] = self.data.xpos[self.object_body]
         return pose
 
-    def _object_vertices(self) -> np.ndarray:
-        pose = self._object_pose()
+    def object_vertices(self) -> np.ndarray:
+        pose = self.object_pose()
         return np.asarray(self.obj.mesh.vertices) @ pose[:3, :3].T + pose[:3, 3]
-
-    def _object_height(self) -> float:
-        return float(self._object_vertices()[:, 2].min())
 
     def _pad_surface(self, i: int):
         return self.data.flexvert_xpos[self.pad_vertices[i]].copy(), self.pad_faces
 
-    def _fail(self, mode: str, reason: str) -> bool:
-        """Record a failure; True (the trial is over)."""
-        self.success = False
-        self.info["failure_mode"], self.info["reason"] = mode, reason
-        return True
+    def pad_object_distance(self, pad: int, cutoff: float) -> float:
+        faces = np.asarray(self.obj.mesh.faces, dtype=np.int64)
+        d = mesh_distance(*self._pad_surface(pad), self.object_vertices(), faces, cutoff + PAD_RADIUS)
+        d = max(d - PAD_RADIUS, 0.0)  # the flex surface is inflated by its radius
+        return d if d <= cutoff else math.inf
 
+    def pad_pad_distance(self, cutoff: float) -> float:
+        d = max(mesh_distance(*self._pad_surface(0), *self._pad_surface(1), cutoff + 2 * PAD_RADIUS)
+                - 2 * PAD_RADIUS, 0.0)
+        return d if d <= cutoff else math.inf
 
-def _pose_change(start: np.ndarray, pose: np.ndarray) -> tuple[float, float]:
-    """Translation (m) and rotation angle (rad) from pose `start` to `pose` (4x4)."""
-    relative = pose[:3, :3] @ start[:3, :3].T
-    angle = math.acos(float(np.clip((np.trace(relative) - 1.0) / 2.0, -1.0, 1.0)))
-    return float(np.linalg.norm(pose[:3, 3] - start[:3, 3])), angle
+    def object_centre(self) -> np.ndarray:
+        return self.data.xipos[self.object_body].copy()
+
+    def pads_centre(self) -> np.ndarray:
+        return np.mean([self.data.flexvert_xpos[v].mean(axis=0) for v in self.pad_vertices], axis=0)
+
+    def set_object_mass(self, mass: float) -> None:
+        scale = mass / self.base_mass
+        self.model.body_mass[self.object_body] = mass
+        self.model.body_inertia[self.object_body] = scale * self.base_inertia
+
+    @property
+    def object_mass(self) -> float:
+        return float(self.model.body_mass[self.object_body])
+
+    @property
+    def static_speed(self) -> float:
+        return self._static_speed
+
+    def frame(self) -> dict:
+        return {"time": float(self.data.time), "object": self.object_vertices(),
+                **{f"pad{i}": self._pad_surface(i)[0] for i in range(2)}}
+
+    def faces(self) -> dict:
+        return {"object": np.asarray(self.obj.mesh.faces), "pad0": self.pad_faces, "pad1": self.pad_faces}
 
 
 def predict(obj, object_pose, grasp_pose, params, seed, **mujoco_settings) -> Prediction:
     """MuJoCo flex-pad verdict on one trial (`interface.Prediction`, score nan): the grasp
-    perturbed with `seed`, then the simulator's controller (module docstring). `mujoco_settings`
+    perturbed with `seed`, then the grasp procedure (`grasp.procedure`) on a `MujocoBackend`
+    under the force close rule (MuJoCo's flex has no strain energy to read). `mujoco_settings`
     are `MujocoSettings` fields (stiffness, damping, margin, dt)."""
     started = time.perf_counter()
     try:
@@ -505,12 +446,25 @@ def predict(obj, object_pose, grasp_pose, params, seed, **mujoco_settings) -> Pr
     except TypeError:
         known = ", ".join(MujocoSettings.__dataclass_fields__)
         raise TypeError(f"unknown mujoco_flex setting among {sorted(mujoco_settings)}; known: {known}") from None
-    gripper = Gripper.yumi(params.jaw)
-    trial = _Trial(obj, object_pose, perturbed_grasp(grasp_pose, params, seed), params, settings, gripper)
-    success, info = trial.run()
+    built = []
+
+    def backend(*args):
+        built.append(MujocoBackend(*args, settings=settings))
+        return built[-1]
+
+    result = simulate_grasp(obj, object_pose, grasp_pose, replace(params, close_rule="force"), seed,
+                            gripper=Gripper.yumi(params.jaw), backend=backend)
     runtime = time.perf_counter() - started
-    info = {**info, **asdict(settings), "wall_time": runtime}
-    return Prediction(bool(success), math.nan, runtime, info)
+    artifacts = built[0].artifacts if built else {"penetration_pad": 0.0, "penetration_ground": 0.0, "force_gap": 0.0}
+    warnings = int(built[0].data.warning[mujoco.mjtWarning.mjWARN_INERTIA].number) if built else 0
+    info = {"failure_mode": result.failure_mode, "reason": result.reason,
+            "close_forces": tuple(float(f) for f in result.close_forces),
+            "start_opening": result.start_opening, "close_opening": result.close_opening,
+            "lift_height": result.lift_height, **artifacts,
+            "max_penetration": max(artifacts["penetration_pad"], artifacts["penetration_ground"]),
+            "steps": result.steps, "sim_time": float(built[0].data.time) if built else 0.0,
+            "metric_warnings": warnings, **asdict(settings), "wall_time": runtime}
+    return Prediction(bool(result.success), math.nan, runtime, info)
 
 
 def sweep(obj, trials, params, stiffness=(1e7, 1e8, 1e9), margin=(0.0, 5e-4, 1e-3), damping_ratio: float = 0.5,

@@ -35,7 +35,7 @@ import numpy as np
 import trimesh
 
 from ipcgrasp.baselines.contacts import cast_rays
-from ipcgrasp.grasp.controller import CLEARANCE
+from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.scene import place_scene
@@ -74,7 +74,7 @@ class SamplerSettings:
     opening; ground_clearance (m); min_width (m); max_attempts: attempts before giving up."""
 
     mu: float = 0.4
-    clearance: float = CLEARANCE
+    clearance: float = SimParams().clearance
     ground_clearance: float = GROUND_CLEARANCE
     min_width: float = MIN_WIDTH
     max_attempts: int = 20_000

@@ -37,7 +37,7 @@ from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.perturbation import trial_seed
-from ipcgrasp.grasp.simulate import Robustness, simulate_grasp
+from ipcgrasp.grasp.simulate import Robustness, run_trial
 from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 
 __all__ = [
@@ -266,13 +266,10 @@ class Generation:
 
 
 def _run_trial(job) -> tuple[GraspResult, str]:
-    """One trial in a worker (or in-process): (result without frames, note on the picture:
-    empty when `picture` was written or not asked for)."""
+    """One trial in a worker (or in-process) through the trial runner: (result without frames,
+    note on the picture: empty when `picture` was written or not asked for)."""
     obj, object_pose, grasp_pose, params, seed, picture, caption = job
-    try:
-        result = simulate_grasp(obj, object_pose, grasp_pose, params, seed=seed, record_frames=picture is not None)
-    except Exception as exc:  # noqa: BLE001 -- any error fails this trial, with its reason, not the run
-        result = GraspResult(success=False, failure_mode="solver", reason=f"{type(exc).__name__}: {exc}", seed=seed)
+    result = run_trial(obj, object_pose, grasp_pose, params, seed, record_frames=picture is not None)
     note = ""
     if picture is not None:
         note = _picture(result, picture, caption)

@@ -74,6 +74,7 @@ from ipcgrasp.engine.penetration import PenetrationProbe
 CONTACT_MODELS = ("barrier", "penalty")
 MAX_EXTRAPOLATIONS = 8  # penalty line search: a Newton step may grow up to 2^8 times
 MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin outside the penalty clusters
+MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
 @dataclass
@@ -160,12 +161,15 @@ class StepStats:
     inside another body or below the ground (`penetration`; 0 for the barrier); max_force_gap
     (m): largest distance between primitives at which a nonzero contact force acted (< dhat for
     the barrier, up to 2 r under penalty: the "force field"); newton_converged: False when the
-    step was accepted by SolverSettings.newton_fallback_tolerance."""
+    step was accepted by SolverSettings.newton_fallback_tolerance. driver_fraction: the part of
+    the step's driven motion taken (1 = the drivers reached their targets); driver_lag (m): the
+    largest distance of a driven vertex from its target after the step (0 when reached)."""
 
     time: float
     newton_iterations: int
     line_search_alphas: list
     driver_fraction: float
+    driver_lag: float
     min_distance: float
     n_contacts: int
     barrier_stiffness: float
@@ -847,13 +851,9 @@ class Simulation:
         return self._solver.solve(rhs)
 
     # ------------------------------------------------------------------------------- stepping
-    def _drive(self, drivers, z_tilde, friction, x_t, coll):
-        """Move prescribed vertices and kinematic bodies toward their target poses, with the free
-        degrees of freedom following by the linearised response of the incremental potential
-        (dz = -H_zz^-1 H_zc dc, as the first Newton iteration of IPC with Dirichlet conditions),
-        as far as CCD and tet inversion allow; the rest of the motion is left for later steps.
-        Returns the fraction taken (1 = all of it) and the active contacts after the move (coll:
-        those before it, at x_t)."""
+    def _driver_targets(self, drivers):
+        """The drivers' targets at the end of the step: ({deformable index: (p,3) positions of its
+        prescribed vertices}, {kinematic index: (n,3) vertex positions})."""
         targets_def, targets_kin = {}, {}
         for name, pose in drivers.items():
             if name not in self.index:
@@ -868,8 +868,26 @@ class Simulation:
                 targets_kin[self.kinematics.index(body)] = body.vertices @ R.T + t
             else:
                 raise ValueError(f"body {name!r} is dynamic (affine) and cannot be driven")
-        if not drivers:
-            return 1.0, coll
+        return targets_def, targets_kin
+
+    def _driver_gap(self, targets_def, targets_kin) -> float:
+        """Largest distance (m) of a driven vertex from its target."""
+        gap = 0.0
+        for i, target in targets_def.items():
+            prescribed = self.deformables[i].prescribed
+            gap = max(gap, float(np.abs(target - self.state.deformable_x[i][prescribed]).max(initial=0.0)))
+        for i, target in targets_kin.items():
+            gap = max(gap, float(np.abs(target - self.state.kinematic_x[i]).max(initial=0.0)))
+        return gap
+
+    def _drive(self, targets_def, targets_kin, z_tilde, friction, x_t, x, coll):
+        """Move prescribed vertices and kinematic bodies from where they are toward their targets,
+        with the free degrees of freedom following by one Newton step of the incremental potential
+        with the driven motion imposed (dz = -H_zz^-1 (g + H_zc dc): IPC's first iteration with
+        Dirichlet conditions, so a body already moving, e.g. pushed by a pad, keeps moving with
+        it), as far as CCD and tet inversion allow. Returns the fraction of the remaining driven
+        motion taken (1 = all of it) and the active contacts after the move (x, coll: the contact
+        positions and active contacts before it)."""
         state = self.state
         z = self.pack()
         dc = []  # per deformable: the prescribed vertices' displacements (zero elsewhere)
@@ -877,17 +895,20 @@ class Simulation:
             dc.append(np.zeros((body.n_vertices, 3)))
             if i in targets_def:
                 dc[i][body.prescribed] = targets_def[i] - state.deformable_x[i][body.prescribed]
-        dz = np.zeros(self.n_dof)
+        rhs = -self._gradient(z, z_tilde, friction, x_t, x, coll)
         if any(np.any(d) for d in dc):
-            dz = self._solve(self._hessian(z, friction, x_t, x_t, coll), -self._drive_coupling(z, dc))
+            rhs -= self._drive_coupling(z, dc)
+        dz = self._solve(self._hessian(z, friction, x_t, x, coll), rhs)
+        if not np.all(np.isfinite(dz)):
+            dz = np.zeros(self.n_dof)
         targets = {}
         for i, body in enumerate(self.deformables):
-            x = self._deformable_positions(z + dz)[i]
+            xi = self._deformable_positions(z + dz)[i]
             if i in targets_def:
-                x[body.prescribed] = targets_def[i]
-            targets[i] = x
+                xi[body.prescribed] = targets_def[i]
+            targets[i] = xi
         targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset]
-        return self._move(targets, targets_kin, targets_affine, contact.min_distance(coll, self.mesh, x_t))
+        return self._move(targets, targets_kin, targets_affine, contact.min_distance(coll, self.mesh, x))
 
     def _drive_coupling(self, z, dc):
         """H_zc dc, with H_zc = d^2 E / dz dc between free DOFs and prescribed coordinates (elastic
@@ -992,10 +1013,28 @@ class Simulation:
         if not self._penalty:
             self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
         friction = self._friction_collisions(x_t, coll_t)
-        driver_fraction, coll = self._drive(drivers, z_tilde, friction, x_t, coll_t)
-        z = self.pack()  # the drive moved the free DOFs too (linearised response)
-        x = self.collision_positions(z)
-        alphas, iterations = [], 0
+        targets_def, targets_kin = self._driver_targets(drivers)
+        x, coll = x_t, coll_t
+        alphas, iterations, remaining = [], 0, 1.0
+        # Continuation on the driven motion: drive as far as CCD allows, let Newton settle the free
+        # bodies (a pushed object moves out of the way), and drive the rest, until the driven
+        # vertices reach their targets. The step's minimiser has them exactly there.
+        for _ in range(MAX_DRIVE_ROUNDS):
+            if not (targets_def or targets_kin):
+                break
+            fraction, coll = self._drive(targets_def, targets_kin, z_tilde, friction, x_t, x, coll)
+            remaining *= 1.0 - fraction
+            x = self.collision_positions()
+            if remaining == 0.0 or self._driver_gap(targets_def, targets_kin) == 0.0:
+                remaining = 0.0
+                break
+            if fraction == 0.0:
+                break
+            z, its, a, x, coll = self._newton(self.pack(), z_tilde, friction, x_t, x, coll)
+            iterations += its
+            alphas += a
+            self._place(z)
+        z = self.pack()
         clustering = self._penalty and self.settings.penalty_clusters > 0
         passes = max(1 + clustering, self.settings.friction_iterations)
         k = 0
@@ -1011,7 +1050,17 @@ class Simulation:
                                     and penalty.has_unclustered_contacts(self._clusters, coll, self.mesh, x,
                                                                          self.settings.penalty_margin)):
                 break
-        return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction)
+        return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
+                            self._driver_gap(targets_def, targets_kin))
+
+    def _place(self, z):
+        """Write the free positions of z into the state (velocities are set when the step is
+        accepted)."""
+        for i, x in enumerate(self._deformable_positions(z)):
+            self.state.deformable_x[i] = x
+        for j, off in enumerate(self._affine_offset):
+            self.state.affine_q[j] = z[off:off + 12].copy()
+        self._refresh_driven()
 
     def _predicted(self, z_t, v_t):
         """z~ = z_t + h v_t + h^2 a_gravity."""
@@ -1166,7 +1215,7 @@ class Simulation:
             self._pos_dofs = np.flatnonzero(mask)
         return self._pos_dofs
 
-    def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction):
+    def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction, driver_lag):
         """Store the converged z (x, coll: its contact positions and active contacts) and report."""
         h = self.settings.dt
         v = (z - z_t) / h
@@ -1196,7 +1245,7 @@ class Simulation:
         strain = {body.name: float(tet_energies(xd, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam).sum())
                   for body, xd in zip(self.deformables, state.deformable_x)}
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
-                         driver_fraction=driver_fraction, min_distance=min_distance,
+                         driver_fraction=driver_fraction, driver_lag=driver_lag, min_distance=min_distance,
                          n_contacts=n_contacts, barrier_stiffness=kappa,
                          energies={"strain": sum(strain.values())}, contact_force=normal, friction_force=fric,
                          strain_energy=strain, max_penetration=self._penetration.max_depth(x),

@@ -1,2 +1,2 @@
 """Grasp simulation (DESIGN.md section 4): the gripper description, seeded pose noise, the scene
-placement, the squeeze/lift controller and the trial outcome."""
+placement, the grasp procedure over a dynamic backend and the trial outcome."""

@@ -183,6 +183,12 @@ class Gripper:
             transforms[:, :3, 3] += advance * transforms[:, :3, 2]
         return grasp_pose @ transforms
 
+    def lowest_point(self, tooltip_poses) -> float:
+        """Height (m, world z) of the lowest point of both jaws' pads and backing plates at the
+        tooltip poses (2, 4, 4)."""
+        vertices, _ = self._jaw_surface
+        return float(min((vertices @ pose[:3, :3].T + pose[:3, 3])[:, 2].min() for pose in tooltip_poses))
+
     def pad_mesh(self) -> PadMesh:
         """The pad's tet mesh in the tooltip frame (`geometry.make_pad`, cached)."""
         return make_pad(self.pad_kind, self.pad_resolution)

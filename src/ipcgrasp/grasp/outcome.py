@@ -6,7 +6,18 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-FAILURE_MODES = ("miss", "pushed_out", "no_close", "jaws_meet", "slip", "solver")
+FAILURE_MEANINGS = {
+    "miss": "no pad ever touched the object",
+    "pushed_out": "the object was pushed or turned out of the grasp before the close rule fired",
+    "no_close": "both pads reached the object but the close rule never fired before the jaws' travel ended",
+    "jaws_meet": "both pads touched the object, then the pads met without the close rule firing",
+    "slip": "the close rule fired, then the object was lost during the lift or hold (drops included)",
+    "solver": "a numerical failure while the object was still held (or before it was grasped)",
+}
+"""One meaning per failure label (docs/grasp_procedure.md; `grasp.procedure` applies them)."""
+FAILURE_MODES = tuple(FAILURE_MEANINGS)
+
+
 SHAKE_OUTCOMES = ("held", "dropped", "solver")
 
 
@@ -15,7 +26,7 @@ class GraspResult:
     """One trial. Lengths in m, angles in rad, energies in J, forces in N, times in s.
 
     success / failure_mode (None on success, else one of FAILURE_MODES) / reason (words).
-    close_time: simulated time the close rule fired (nan if never); psi, close_forces: each
+    squeeze_time, close_time: simulated time the squeeze started and the close rule fired (nan if never); psi, close_forces: each
     pad's strain energy and normal force on the object at closing; jaw_opening: front-face gap
     when the trial started and at closing; object_translation, object_rotation: largest
     displacement and rotation angle of the object during the squeeze; object_lateral_translation:
@@ -48,6 +59,7 @@ class GraspResult:
     failure_mode: str | None = None
     reason: str = ""
     seed: int | None = None
+    squeeze_time: float = float("nan")
     close_time: float = float("nan")
     psi: tuple = (float("nan"), float("nan"))
     close_forces: tuple = (float("nan"), float("nan"))
@@ -91,18 +103,24 @@ class GraspResult:
 
 @dataclass(frozen=True)
 class HoldCheck:
-    """Distances (m) after the hold: object above ground, each pad to the object, pad to pad."""
+    """The object's state after the hold: lowest point above the ground (m), the highest that
+    point got during the lift (m), each pad's distance to the object (m), pad to pad (m)."""
 
     object_height: float
+    lift_height: float
     pad_object: tuple
     pad_pad: float
 
 
-def judge_hold(check: HoldCheck, contact_tol: float, dhat: float) -> tuple[bool, str]:
-    """Success iff the object is clear of the ground, both pads are within contact_tol of it,
-    and the pads do not touch each other (distance above dhat). Returns (success, reason)."""
+def judge_hold(check: HoldCheck, lift_height: float, contact_tol: float, dhat: float) -> tuple[bool, str]:
+    """Success iff the object reached `lift_height` (m) during the lift, is clear of the ground,
+    both pads are within contact_tol (m) of it, and the pads do not touch each other (distance
+    above dhat, m). Returns (success, reason)."""
+    if not check.lift_height >= lift_height:
+        return False, (f"object not lifted to {lift_height * 1e3:.1f} mm (its lowest point rose "
+                       f"{check.lift_height * 1e3:.1f} mm: it slid in the pads)")
     if not check.object_height > contact_tol:
-        return False, f"object not lifted (lowest point {check.object_height * 1e3:.2f} mm above ground)"
+        return False, f"object back on the ground (lowest point {check.object_height * 1e3:.2f} mm above it)"
     far = [i for i, d in enumerate(check.pad_object) if not d <= contact_tol]
     if far:
         return False, f"pad {far[0]} lost the object (farther than {contact_tol * 1e3:.2f} mm)"

@@ -1,19 +1,30 @@
-"""Public entry points: one perturbed grasp trial, and robustness over N trials."""
+"""Public entry points: one perturbed grasp trial, the one trial runner every caller uses, and
+robustness over N trials.
+
+Seeding rule (one for the API, the CLI, the study and the generator): trial k of grasp g under
+root seed S uses `perturbation.trial_seed(S, g, k)`, and that seed alone fixes the trial's pose
+noise. `ipcgrasp simulate --object O --grasp g --seed S` therefore runs trials 0, 1, ... of the
+study's grasp g when the study's root seed is S, bit for bit.
+"""
 
 from __future__ import annotations
 
 import os
+import time
+import traceback
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ipcgrasp.grasp.controller import GraspTrial
 from ipcgrasp.grasp.gripper import Gripper
+from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.grasp.params import SimParams
-from ipcgrasp.grasp.perturbation import perturb_grasp
+from ipcgrasp.grasp.perturbation import perturb_grasp, trial_seed
+from ipcgrasp.grasp.procedure import GraspProcedure
 
 
 @dataclass
@@ -34,36 +45,59 @@ def perturbed_grasp(grasp_pose, params: SimParams, seed: int) -> np.ndarray:
 
 
 def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams | None = None, seed: int = 0,
-                   gripper: Gripper | None = None, record_frames: bool = False, progress=None) -> GraspResult:
+                   gripper: Gripper | None = None, record_frames: bool = False, progress=None,
+                   backend: Callable | None = None) -> GraspResult:
     """Simulate one trial of a grasp (poses 4x4 in m, world z up; object_pose None: the object's
-    most stable resting pose). The grasp pose is perturbed with `seed` by params' noise."""
+    most stable resting pose). The grasp pose is perturbed with `seed` by params' noise.
+    `backend(obj, object_pose, tooltip_poses, params, gripper)` builds the dynamic model
+    (`grasp.backend.Backend`; default the IPC engine, with penalty contact when
+    params.contact_model is "penalty"). `progress(t)` is called with the simulated time (s)
+    after every step."""
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
-    result = GraspTrial(obj, object_pose, perturbed_grasp(grasp_pose, params, seed), params, gripper,
-                        record_frames, progress).run()
+    result = GraspProcedure(obj, object_pose, perturbed_grasp(grasp_pose, params, seed), params,
+                            backend or IpcBackend, gripper, record_frames, progress).run()
     result.seed = seed
     return result
 
 
+def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed: int,
+              log: Callable[[str], None] | None = None, **options) -> GraspResult:
+    """The trial runner: simulate_grasp (with `options` such as backend, record_frames), with any
+    exception it raises recorded as a "solver" failure (reason: the exception; its traceback goes
+    to `log`) instead of propagating, so one trial never loses the others."""
+    started = time.perf_counter()
+    try:
+        return simulate_grasp(obj, object_pose, grasp_pose, params, seed, **options)
+    except Exception as exc:  # noqa: BLE001 - a failure of one trial must not end the sweep
+        result = GraspResult(success=False, failure_mode="solver", seed=seed,
+                             reason=f"{type(exc).__name__}: {exc}".strip())
+        result.wall_time = time.perf_counter() - started
+        if log:
+            log(traceback.format_exc())
+        return result
+
+
+def trial_seeds(root_seed: int, grasp_index: int, n_trials: int) -> list[int]:
+    """The seeds of trials 0 .. n_trials - 1 of one grasp (`perturbation.trial_seed`)."""
+    return [trial_seed(root_seed, grasp_index, k) for k in range(n_trials)]
+
+
 def _trial(args):
-    obj, object_pose, grasp_pose, params, seed = args
-    return simulate_grasp(obj, object_pose, grasp_pose, params, seed)
-
-
-def trial_seeds(seed: int, n_trials: int) -> list[int]:
-    """Independent per-trial seeds derived from one root seed."""
-    return [int(s.generate_state(1, np.uint64)[0] >> np.uint64(1)) for s in np.random.SeedSequence(seed).spawn(n_trials)]
+    return run_trial(*args)
 
 
 def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | None = None, n_trials: int = 5,
-               seed: int = 0, workers: int | None = None, on_trial=None) -> Robustness:
+               seed: int = 0, workers: int | None = None, on_trial=None, grasp_index: int = 0) -> Robustness:
     """Run `n_trials` perturbed trials (in `workers` processes; default: the CPU count) and
-    return them with R = mean success. `on_trial(result)` is called as each trial finishes."""
+    return them with R = mean success. Trial k uses trial_seed(seed, grasp_index, k), the seed
+    the study gives trial k of grasp `grasp_index`. A trial that raises is recorded as a "solver"
+    failure with its reason (`run_trial`). `on_trial(result)` is called as each trial finishes."""
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
-    jobs = [(obj, object_pose, grasp_pose, params, s) for s in trial_seeds(seed, n_trials)]
+    jobs = [(obj, object_pose, grasp_pose, params, s) for s in trial_seeds(seed, grasp_index, n_trials)]
     workers = min(workers or os.cpu_count() or 1, n_trials)
     results = []
     if workers <= 1:

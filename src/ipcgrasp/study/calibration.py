@@ -13,9 +13,8 @@ import xarray as xr
 
 from ipcgrasp.engine.bodies import DeformableBody, KinematicBody
 from ipcgrasp.engine.simulation import Simulation, SolverSettings
-from ipcgrasp.grasp.controller import CONTACTS_PER_PAD
 from ipcgrasp.grasp.gripper import Gripper
-from ipcgrasp.grasp.params import SimParams
+from ipcgrasp.grasp.params import CONTACTS_PER_PAD, SimParams
 
 GAP = 5e-4  # m between the pad's front face and the block at the start
 OVERSHOOT_FACTOR = 2.0  # squeeze until the force passes this multiple of the closing force

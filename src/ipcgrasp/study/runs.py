@@ -3,8 +3,9 @@ call these): mesh checks, grid, sensitivity and evaluation cells of simulated tr
 predictions, runtime vs mesh resolution, and the Psi_th look-up from the calibration.
 
 Every trial's seed is `grasp.perturbation.trial_seed(root_seed, grasp, trial)`, so every model and
-every setting sees the same perturbed grasp for the same (grasp, trial). A trial that raises is
-recorded as failure mode "solver" with the exception as its reason; the cell goes on.
+every setting sees the same perturbed grasp for the same (grasp, trial). Trials run through
+`grasp.simulate.run_trial`: one that raises is recorded as failure mode "solver" with the
+exception as its reason; the cell goes on.
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ from ipcgrasp.geometry.mesh import mass_properties, validate_mesh
 from ipcgrasp.geometry.pads import PAD_KINDS
 from ipcgrasp.geometry.tetra import make_pad, tet_volumes
 from ipcgrasp.grasp.object import GraspObject
-from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.params import SimParams
-from ipcgrasp.grasp.perturbation import trial_seed
-from ipcgrasp.grasp.simulate import simulate_grasp
+from ipcgrasp.grasp.simulate import run_trial
 from ipcgrasp.study.cube import MODEL_INFO, prediction_cell, simulation_cell
 
 ALWAYS_SUCCESS = "always_success"
@@ -62,24 +62,8 @@ def best_params(sim: Mapping, best: Mapping) -> SimParams:
 
 
 def trial_seeds(root_seed: int, grasps: Sequence[int], n_trials: int) -> np.ndarray:
-    """(G, T) seeds: trial_seed(root_seed, grasp, trial) for each grasp index and trial."""
-    return np.array([[trial_seed(root_seed, int(g), t) for t in range(n_trials)] for g in grasps], dtype=np.int64)
-
-
-def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed: int,
-              log: Callable[[str], None] | None = None) -> GraspResult:
-    """simulate_grasp, with any exception it raises recorded as a "solver" failure (reason: the
-    exception; its traceback goes to `log`) instead of propagating."""
-    started = time.perf_counter()
-    try:
-        return simulate_grasp(obj, object_pose, grasp_pose, params, seed)
-    except Exception as exc:  # noqa: BLE001 - a numerical failure of one trial must not end the sweep
-        result = GraspResult(success=False, failure_mode="solver", seed=seed,
-                             reason=f"{type(exc).__name__}: {exc}".strip())
-        result.wall_time = time.perf_counter() - started
-        if log:
-            log(traceback.format_exc())
-        return result
+    """(G, T) seeds: `grasp.simulate.trial_seeds` of each grasp index."""
+    return np.array([simulate.trial_seeds(root_seed, int(g), n_trials) for g in grasps], dtype=np.int64)
 
 
 def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int], params: SimParams,

@@ -252,13 +252,11 @@ def trial_phases(result) -> list[str]:
     """Phase of each recorded frame of a trial, from its time: "settle" until the squeeze
     starts, "squeeze" until the close rule fired, then "lift and hold"; the last frame names the
     outcome."""
-    from ipcgrasp.grasp.controller import SETTLE_TIME
-
     tolerance = 1e-9
     phases = []
     for frame in result.frames:
         t = frame["time"]
-        if t < SETTLE_TIME - tolerance:
+        if t < result.squeeze_time - tolerance:
             phases.append("settle")
         elif not np.isfinite(result.close_time) or t <= result.close_time + tolerance:
             phases.append("squeeze")

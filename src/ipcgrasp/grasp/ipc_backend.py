@@ -1,0 +1,160 @@
+"""The IPC engine as a grasp backend (`grasp.backend`): the object as an affine body resting on
+the ground, each jaw a Neo-Hookean pad whose back face is glued to a kinematic backing plate,
+both driven by the jaw's tooltip pose. With SimParams.contact_model "penalty" the same scene runs
+the engine's penalty (BLEM) contact instead of the barrier: the penalty baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ipcgrasp.engine import collisions as contact
+from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
+from ipcgrasp.engine.broadphase import candidates
+from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
+from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
+from ipcgrasp.grasp.gripper import Gripper
+from ipcgrasp.grasp.object import GraspObject
+from ipcgrasp.grasp.params import CONTACTS_PER_PAD, STATIC_SPEED_FACTOR, SimParams
+from ipcgrasp.grasp.stability import contact_average, contact_points
+
+OBJECT, PADS, BACKINGS = "object", ("pad0", "pad1"), ("backing0", "backing1")
+
+
+def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, params: SimParams) -> Simulation:
+    """The engine scene for one trial (object placed, jaws at `tooltip_poses` (2, 4, 4))."""
+    props = obj.properties
+    body = AffineBody(OBJECT, obj.mesh.vertices, obj.mesh.faces, props.mass, props.center_of_mass,
+                      props.second_moment, props.volume)
+    pad = gripper.pad_mesh()
+    backing = gripper.backing_mesh()
+    bodies, poses = [body], {OBJECT: object_pose}
+    for i in range(2):
+        bodies.append(DeformableBody(PADS[i], pad.nodes, pad.tets, params.E, params.nu, params.density,
+                                     pad.back_nodes))
+        bodies.append(KinematicBody(BACKINGS[i], backing.vertices, backing.faces))
+        poses[PADS[i]] = poses[BACKINGS[i]] = tooltip_poses[i]
+    settings = SolverSettings(dt=params.dt, dhat=params.dhat, eps_v=params.eps_v,
+                              newton_tolerance=params.newton_tolerance,
+                              contact_force_scale=params.close_force / CONTACTS_PER_PAD,
+                              contact_model="barrier" if params.contact_model == "ipc" else "penalty",
+                              penalty_stiffness=params.penalty_stiffness, penalty_margin=params.penalty_margin,
+                              penalty_clusters=params.penalty_clusters)
+    friction = {(OBJECT, PADS[0]): params.mu, (OBJECT, PADS[1]): params.mu, (OBJECT, "ground"): params.mu_ground}
+    return Simulation(bodies, poses=poses, ground=Ground(mu=params.mu_ground), friction=friction,
+                      default_friction=params.mu, ignore_pairs=[(PADS[0], BACKINGS[0]), (PADS[1], BACKINGS[1])],
+                      settings=settings)
+
+
+def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, np.ndarray]:
+    """Point contacts between `body` and `other` in the simulation's current configuration: the
+    surface pairs closer than sim.dhat (the barrier's activation distance; under penalty contact
+    the sum of the margins, 2 r, i.e. BLEM's contacts before any clustering), each as the
+    midpoint of its closest points and the unit normal pointing from `other` into `body`
+    (stability.contact_points). Returns points (K, 3) m and normals (K, 3)."""
+    activation = sim.dhat
+    x = sim.collision_positions()
+    mesh = sim.mesh
+    a, b = sim.index[body], sim.index[other]
+    pair = np.zeros_like(mesh.can_collide)
+    pair[a, b] = pair[b, a] = True
+    vf, ee, _ = candidates(x, x, mesh.edges, mesh.faces, mesh.vertex_body, activation, can_collide=pair)
+    coll = contact.build_collisions(mesh, x, activation, candidates=(vf, ee, np.zeros(0, dtype=np.int64)))
+    forces = contact.contact_forces(coll, mesh, x, activation, 1.0)  # directions and weights only
+    valid = coll.vertices >= 0
+    vertices = np.where(valid, coll.vertices, 0)
+    positions = np.where(valid[:, :, None], x[vertices], 0.0)
+    return contact_points(positions, forces, valid & (mesh.vertex_body[vertices] == a))
+
+
+class IpcBackend(Backend):
+    """The engine's scene of one trial; `stats` is the engine's StepStats of the last step."""
+
+    has_strain_energy = True
+
+    def __init__(self, obj: GraspObject, object_pose, tooltip_poses, params: SimParams, gripper: Gripper):
+        self.sim = build_scene(obj, object_pose, tooltip_poses, gripper, params)
+        self.start = np.array(tooltip_poses, dtype=np.float64)
+        self.dt = params.dt
+        self.approach_distance = self.sim.dhat
+        self._index = [self.sim.index[name] for name in (OBJECT, *PADS)]
+        self._base_mass = self.sim.bodies[self._index[0]].mass
+        self._mass = self._base_mass
+        self.stats = None
+
+    def tooltip_poses(self, closed: float, lifted: float) -> np.ndarray:
+        """The jaws' tooltip poses (2, 4, 4) moved `closed` along their closing directions and
+        `lifted` up."""
+        poses = self.start.copy()
+        for i in range(2):
+            poses[i, :3, 3] += closed * poses[i, :3, 2]
+            poses[i, 2, 3] += lifted
+        return poses
+
+    def step(self, closed: float, lifted: float) -> StepReport:
+        poses = self.tooltip_poses(closed, lifted)
+        drivers = {PADS[0]: poses[0], PADS[1]: poses[1], BACKINGS[0]: poses[0], BACKINGS[1]: poses[1]}
+        try:
+            s = self.stats = self.sim.step(drivers)
+        except StepFailed as exc:
+            raise BackendFailed(exc.reason) from exc
+        o, p0, p1 = self._index
+        return StepReport(time=s.time,
+                          pad_forces=tuple(float(np.linalg.norm(s.contact_force[o, p])) for p in (p0, p1)),
+                          pad_energies=tuple(s.strain_energy[pad] for pad in PADS),
+                          pads_touch=bool(np.any(s.contact_force[p0, p1] != 0.0)), jaw_lag=s.driver_lag,
+                          newton_iterations=s.newton_iterations, newton_converged=s.newton_converged,
+                          min_distance=s.min_distance, max_penetration=s.max_penetration,
+                          max_force_gap=s.max_force_gap)
+
+    def save(self):
+        return self.sim.state.copy(), self.sim.barrier_stiffness
+
+    def restore(self, snapshot) -> None:
+        state, kappa = snapshot
+        self.sim.restore(state)
+        self.sim.barrier_stiffness = kappa
+
+    def object_pose(self) -> np.ndarray:
+        return self.sim.affine_pose(OBJECT)
+
+    def object_vertices(self) -> np.ndarray:
+        return self.sim.vertices(OBJECT)
+
+    def pad_object_distance(self, pad: int, cutoff: float) -> float:
+        return self.sim.body_distance(PADS[pad], OBJECT, cutoff)
+
+    def pad_pad_distance(self, cutoff: float) -> float:
+        return self.sim.body_distance(PADS[0], PADS[1], cutoff)
+
+    def object_centre(self) -> np.ndarray:
+        pose = self.object_pose()
+        return pose[:3, :3] @ self.sim.bodies[self._index[0]].center_of_mass + pose[:3, 3]
+
+    def pads_centre(self) -> np.ndarray:
+        return np.mean([self.sim.vertices(pad).mean(axis=0) for pad in PADS], axis=0)
+
+    def set_object_mass(self, mass: float) -> None:
+        self.sim.set_mass_scale(OBJECT, mass / self._base_mass)
+        self._mass = float(mass)
+
+    @property
+    def object_mass(self) -> float:
+        return self._mass
+
+    @property
+    def static_speed(self) -> float:
+        return STATIC_SPEED_FACTOR * self.sim.settings.eps_v
+
+    def hold_signals(self, report: StepReport):
+        o = self._index[0]
+        signals = []
+        for pad, j in zip(PADS, self._index[1:]):
+            position, normal = contact_average(*point_contacts(self.sim, OBJECT, pad))
+            signals.append((self.stats.contact_force[o, j] + self.stats.friction_force[o, j], position, normal))
+        return signals
+
+    def frame(self) -> dict:
+        return {"time": self.sim.state.time, **{b.name: self.sim.vertices(b.name) for b in self.sim.bodies}}
+
+    def faces(self) -> dict:
+        return {b.name: b.faces for b in self.sim.bodies}

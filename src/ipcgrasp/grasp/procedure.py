@@ -1,0 +1,408 @@
+"""The grasp procedure: one trial of a grasp on any dynamic model (`grasp.backend`), and the one
+place where phases and failure rules are written (docs/grasp_procedure.md).
+
+Initialise (open the jaws clear of the object, close them to the narrowest clear opening, let
+the object settle), squeeze with the close rule, lift, hold, judge; after a successful hold,
+optionally a shake test and a critical-mass ramp. Failure labels (`outcome.FAILURE_MODES`):
+
+- miss: no pad ever touched the object (the pads met beside it, or the jaws start below the
+  ground);
+- pushed_out: the object left the grasp before the rule fired: moved more than
+  pushed_out_translation across the closing direction or turned more than pushed_out_rotation,
+  or only one pad ever touched it when the pads met;
+- no_close: the close rule never fired although both pads reached the object, and the jaws are at
+  the end of their travel (or cannot open wide enough to start);
+- jaws_meet: both pads touched the object, then the pads touched each other without the rule
+  firing;
+- slip: the rule fired, then the object was lost during the lift or hold: it did not reach the
+  lift height, rests on the ground, or a pad lost it (a drop that makes the solver fail is
+  still a slip, judged from the object's state);
+- solver: a numerical failure while the object was still held (or before it was grasped).
+
+During the hold each pad's contact signals are recorded and reduced to Rocchi et al.'s S_cf,
+S_cp, S_cn (grasp.stability). After the trial is judged, and only when it succeeded:
+- shake (shake_amplitude > 0): the wrist (both jaws together, width fixed) moves vertically by
+  A sin(2 pi f t) for shake_cycles cycles, rests for hold_time and is judged again: "held" or
+  "dropped";
+- critical mass (PrendoSim section 3.2; `critical_mass_ramp`): from the state after the hold (the
+  shake undone when both run), the object's mass grows at mass_rate with the jaws still until it
+  slips relative to the pads.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
+from ipcgrasp.grasp.gripper import Gripper
+from ipcgrasp.grasp.object import GraspObject
+from ipcgrasp.grasp.outcome import GraspResult, HoldCheck, judge_hold
+from ipcgrasp.grasp.params import MAX_EXTRA_LIFT, SimParams
+from ipcgrasp.grasp.scene import place_scene
+from ipcgrasp.grasp.stability import contact_force_variation, contact_normal_variation, contact_position_variation
+
+MAX_REFINEMENTS = 6  # halvings of the last closing increment so the close rule does not overshoot
+OVERSHOOT = 1.5  # a closing increment is refined when the rule's quantity exceeds this x threshold
+TARGET_LEVEL = 1.1  # once both pads touch, the approach aims 10 % past the rule's threshold
+FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
+MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
+
+
+@dataclass(frozen=True)
+class CriticalMass:
+    """Outcome of a mass ramp: mass (kg; inf: no slip up to the cap; NaN: the solver failed),
+    force (N, the pads' mean normal force on the object at the last step it still stuck, relative
+    speed <= the backend's static_speed: once it slides the squeezed pads relax within a step,
+    while friction still uses the lagged force; NaN if it slipped at once), ramp_time (s
+    simulated), reason (words)."""
+
+    mass: float
+    force: float
+    ramp_time: float
+    reason: str
+
+
+def critical_mass_ramp(backend: Backend, step, rate: float, slip_speed: float, max_mass: float,
+                       start_mass: float | None = None) -> CriticalMass:
+    """PrendoSim's critical mass (section 3.2): from the backend's current state, grow the object's
+    mass (and inertia, and so its weight) linearly at `rate` kg/s from `start_mass` (kg; default
+    its current mass), once per step, with the jaws held by `step()` (advances one step, returns
+    its StepReport), until the speed of its centre of mass relative to the pads (the mean position
+    of all their vertices) exceeds `slip_speed` (m/s) over a step. The mass used in that step is
+    the critical mass.
+
+    Rules: the mass stops at `max_mass` (kg); no slip by the end of the step taken at max_mass
+    gives inf. A failed step (BackendFailed) ends the ramp with NaN (the reason names the mass
+    reached, a lower bound) and leaves the backend at its last good state."""
+    dt = backend.dt
+    start = backend.object_mass if start_mass is None else float(start_mass)
+    mass, elapsed, held_force = start, 0.0, float("nan")
+    com, pads = backend.object_centre(), backend.pads_centre()
+    while mass < max_mass:
+        elapsed += dt
+        mass = min(start + rate * elapsed, max_mass)
+        backend.set_object_mass(mass)
+        try:
+            report = step()
+        except BackendFailed as exc:
+            return CriticalMass(float("nan"), held_force, elapsed,
+                                f"solver failed at {mass:.4g} kg, still held until then: {exc}")
+        new_com, new_pads = backend.object_centre(), backend.pads_centre()
+        speed = float(np.linalg.norm((new_com - com) - (new_pads - pads))) / dt
+        if speed > slip_speed:
+            return CriticalMass(mass, held_force, elapsed,
+                                f"slipped at {mass:.4g} kg ({speed * 100:.2g} cm/s relative to the pads)")
+        if speed <= backend.static_speed:  # still static: the pads have not relaxed
+            held_force = float(np.mean(report.pad_forces))
+        com, pads = new_com, new_pads
+    return CriticalMass(float("inf"), held_force, elapsed, f"no slip up to max_mass = {max_mass:.4g} kg")
+
+
+class _Over(Exception):
+    """The trial is decided (the result holds its verdict)."""
+
+
+class GraspProcedure:
+    """One trial of a (perturbed) grasp on the backend `make_backend(obj, object_pose,
+    tooltip_poses, params, gripper)` builds; `run()` fills and returns a GraspResult."""
+
+    def __init__(self, obj: GraspObject, object_pose, grasp_pose, params: SimParams, make_backend,
+                 gripper: Gripper | None = None, record_frames: bool = False, progress=None):
+        self.obj, self.params, self.make_backend = obj, params, make_backend
+        self.gripper = gripper or Gripper.yumi(pad_kind=params.jaw, pad_resolution=params.pad_resolution)
+        self.object_pose, self.grasp_pose = place_scene(obj.mesh, object_pose, grasp_pose)
+        self.record_frames, self.progress = record_frames, progress
+        self.result = GraspResult(grasp_pose=self.grasp_pose)
+        self.backend: Backend | None = None
+        self.closed = 0.0  # m each jaw advanced along its closing direction (where it got)
+        self.lifted = 0.0  # m both jaws moved up
+        self._time = 0.0  # s simulated
+
+    def run(self) -> GraspResult:
+        started = time.perf_counter()
+        try:
+            for phase in (self._initialise, self._squeeze, self._lift, self._judge):
+                self._timed(phase)
+        except _Over:
+            pass
+        self._after_hold()
+        self.result.wall_time = time.perf_counter() - started
+        return self.result
+
+    def _timed(self, phase):
+        t0 = time.perf_counter()
+        try:
+            phase()
+        finally:
+            self.result.phase_wall_time[phase.__name__.strip("_")] = time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ phases (raise _Over when decided)
+    def _initialise(self) -> None:
+        p, gripper = self.params, self.gripper
+        world_mesh = self.obj.mesh.copy().apply_transform(self.object_pose)
+        clearance = gripper.clearance_opening(self.grasp_pose, world_mesh, clearance=p.clearance,
+                                              max_extra=p.max_extra_opening)
+        if not clearance.clear:
+            self._fail("no_close", f"the jaws cannot open wide enough to clear the object (at "
+                                   f"{clearance.opening * 1e3:.0f} mm a jaw is {min(clearance.distances) * 1e3:.2f} mm "
+                                   "from it)")
+        self.closing_speed = p.closing_speed or gripper.closing_speed(clearance.opening, closing_time=p.close_duration)
+        start = gripper.narrowest_opening(self.grasp_pose, world_mesh, clearance.opening, clearance=p.clearance)
+        self.result.start_opening = start.opening
+        tooltips = gripper.tooltip_poses(self.grasp_pose, start.opening)
+        self.axis = tooltips[0][:3, 2]  # jaw 0's closing direction
+        lowest = gripper.lowest_point(tooltips)
+        if lowest <= 0.0:
+            self._fail("miss", f"the jaws start {-lowest * 1e3:.2f} mm below the ground: the gripper cannot reach "
+                               "this grasp")
+        self.backend = self.make_backend(self.obj, self.object_pose, tooltips, p, self.gripper)
+        if self.record_frames:
+            self.result.faces = self.backend.faces()
+            self.result.frames.append(self.backend.frame())
+        self._guarded(lambda: [self._step() for _ in range(int(round(p.settle_time / self.backend.dt)))],
+                      phase="settle")
+
+    def _squeeze(self) -> None:
+        p, r, backend = self.params, self.result, self.backend
+        start_pose = backend.object_pose()
+        r.squeeze_time = self._time
+        touched = [False, False]  # each pad has touched the object at some step
+        travel = 0.5 * r.start_opening  # each jaw's travel until the pads' front faces meet
+        commanded = 0.0  # where the jaws are sent: a lagging drive catches up, its motion is not dropped
+        history = []  # (closed, close level) once both pads touch: the secant approach
+        while True:
+            saved, counters = backend.save(), self._counters()
+            increment = self._closing_increment(touched, history)
+            for refinement in range(MAX_REFINEMENTS + 1):
+                target = min(commanded + increment, travel)
+                report = self._guarded(lambda: self._step(target), phase="squeeze")
+                on_object = [f > 0.0 for f in report.pad_forces]
+                level = self._close_level(report)
+                if level <= OVERSHOOT or not all(t or o for t, o in zip(touched, on_object)) \
+                        or refinement == MAX_REFINEMENTS:  # the smallest increment stands, overshoot or not
+                    break
+                backend.restore(saved)  # overshot the close rule: retry with half the increment
+                self._restore_counters(counters)
+                increment *= 0.5
+            commanded, progress = target, target - report.jaw_lag - self.closed
+            self.closed = target - report.jaw_lag
+            touched = [t or o for t, o in zip(touched, on_object)]
+            if all(on_object):
+                history.append((self.closed, level))
+            self._track_object(start_pose, backend.object_pose())
+            if report.pads_touch:
+                mode = "miss" if not any(touched) else ("pushed_out" if not all(touched) else "jaws_meet")
+                self._fail(mode, "the pads met without the close rule firing")
+            if self._closed(report, on_object):
+                r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
+                r.close_opening = r.start_opening - 2 * self.closed
+                return
+            if reason := self._pushed_out():
+                self._fail("pushed_out", reason)
+            if max(report.pad_forces) >= p.max_grip_force:
+                self._fail("no_close" if all(touched) else "pushed_out",
+                           f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.0f} N >= "
+                           f"max_grip_force = {p.max_grip_force:.0f} N) without the close rule firing")
+            if commanded >= travel and (report.jaw_lag == 0.0 or progress <= 0.0):
+                mode = "miss" if not any(touched) else ("no_close" if all(touched) else "pushed_out")
+                self._fail(mode, "the jaws reached the end of their travel without the close rule firing")
+
+    def _closing_increment(self, touched, history) -> float:
+        """How far each jaw is sent this step (m): the closing speed, shortened to land a free pad
+        just short of the object; once both pads touch, a secant step on the close level towards
+        TARGET_LEVEL (a force-limited gripper slowing down at contact), never longer than the
+        closing speed allows and never shorter than MIN_CONTACT_STEP approach distances."""
+        nominal = self.closing_speed * self.backend.dt
+        near = self.backend.approach_distance
+        if all(touched):
+            first = min(FIRST_CONTACT_STEP * near, nominal)
+            if len(history) >= 2:
+                (c0, l0), (c1, l1) = history[-2], history[-1]
+                if l1 >= TARGET_LEVEL:  # past the target but the rule has not fired (B of psi): go on
+                    return first
+                if l1 > l0 and c1 > c0:
+                    return float(np.clip((TARGET_LEVEL - l1) * (c1 - c0) / (l1 - l0), MIN_CONTACT_STEP * near,
+                                         nominal))
+            return first
+        if nominal <= FIRST_CONTACT_STEP * near:  # steps already short of the contact scale
+            return nominal
+        gap = min(self.backend.pad_object_distance(i, nominal) for i in range(2) if not touched[i])
+        return nominal if gap > nominal else max(gap - 0.5 * near, FIRST_CONTACT_STEP * near)
+
+    def _lift(self) -> None:
+        p, r = self.params, self.result
+        top = p.lift_height + MAX_EXTRA_LIFT
+        while self.lifted < top:
+            self.lifted = min(self.lifted + p.lift_speed * self.backend.dt, top)
+            self._guarded(self._step, phase="lift")
+            height = self.backend.object_height()
+            r.lift_height = max(r.lift_height, height)
+            if height >= p.lift_height:
+                break
+        self._hold()
+
+    def _hold(self) -> None:
+        """Hold still for hold_time, recording per pad and step its contact force on the object
+        (normal + friction resultant) and the mean position and normal of its point contacts;
+        then S_cf, S_cp, S_cn over the pads that touched the object (set C)."""
+        p, r = self.params, self.result
+        series = [([], [], []), ([], [], [])]  # per pad: force, mean position, mean normal
+        for _ in range(int(round(p.hold_time / self.backend.dt))):
+            report = self._guarded(self._step, phase="hold")
+            signals = self.backend.hold_signals(report)
+            if signals is None:
+                return
+            for recorded, signal in zip(series, signals):
+                for values, value in zip(recorded, signal):
+                    values.append(value)
+        touching = [s for s in series if any(np.all(np.isfinite(x)) for x in s[1])]
+        r.s_cf = contact_force_variation([s[0] for s in touching])
+        r.s_cp = contact_position_variation([s[1] for s in touching])
+        r.s_cn = contact_normal_variation([s[2] for s in touching])
+
+    def _judge(self) -> None:
+        held, reason = self._held()
+        self.result.success, self.result.reason = held, reason
+        self.result.failure_mode = None if held else "slip"
+
+    def _held(self) -> tuple[bool, str]:
+        p, backend = self.params, self.backend
+        check = HoldCheck(object_height=backend.object_height(), lift_height=self.result.lift_height,
+                          pad_object=tuple(backend.pad_object_distance(i, p.contact_tol) for i in range(2)),
+                          pad_pad=backend.pad_pad_distance(2 * backend.approach_distance))
+        return judge_hold(check, p.lift_height, p.contact_tol, backend.approach_distance)
+
+    # ------------------------------------------------------------------------------ after the hold
+    def _after_hold(self) -> None:
+        p, r = self.params, self.result
+        shake, ramp = p.shake_amplitude > 0, p.critical_mass
+        if not r.success:
+            if shake:
+                r.shake_reason = "not run: the trial did not hold the object"
+            if ramp:
+                r.critical_mass_reason = "the trial did not hold the object: nothing to ramp"
+            return
+        held = (self.backend.save(), self.lifted) if shake and ramp else None
+        if shake:
+            self._timed(self._shake)
+        if ramp:
+            if held is not None:
+                self.backend.restore(held[0])
+                self.lifted = held[1]
+            self._timed(self._critical_mass)
+
+    def _shake(self) -> None:
+        """Vertical sinusoidal wrist motion, a rest of hold_time, then the hold judged again."""
+        p, r = self.params, self.result
+        base = self.lifted
+        omega, dt = 2 * np.pi * p.shake_frequency, self.backend.dt
+        try:
+            for k in range(1, int(round(p.shake_cycles / (p.shake_frequency * dt))) + 1):
+                self.lifted = base + p.shake_amplitude * np.sin(omega * k * dt)
+                self._step()
+            self.lifted = base
+            for _ in range(int(round(p.hold_time / dt))):
+                self._step()
+        except BackendFailed as exc:
+            self.lifted = base
+            r.shake_outcome, r.shake_reason = "solver", str(exc)
+            return
+        held, reason = self._held()
+        r.shake_outcome, r.shake_reason = ("held" if held else "dropped"), reason
+
+    def _critical_mass(self) -> None:
+        p, r = self.params, self.result
+        ramp = critical_mass_ramp(self.backend, self._step, p.mass_rate, p.slip_speed, p.max_mass)
+        r.critical_mass, r.critical_mass_force, r.critical_mass_reason = ramp.mass, ramp.force, ramp.reason
+
+    # ---------------------------------------------------------------------------------- helpers
+    def _step(self, closed: float | None = None) -> StepReport:
+        """One backend step with the jaws at (closed, self.lifted); counts it in the result."""
+        p, r = self.params, self.result
+        report = self.backend.step(self.closed if closed is None else closed, self.lifted)
+        r.steps += 1
+        r.newton_iterations += report.newton_iterations
+        r.newton_fallback_steps += not report.newton_converged
+        r.min_distance = min(r.min_distance, report.min_distance)
+        r.max_penetration = max(r.max_penetration, report.max_penetration)
+        r.max_force_gap = max(r.max_force_gap, report.max_force_gap)
+        if self.record_frames:
+            r.frames.append(self.backend.frame())
+        self._time = report.time
+        if self.progress:
+            self.progress(report.time)
+        if r.newton_iterations > p.newton_budget:
+            raise BackendFailed(f"the trial used more than newton_budget = {p.newton_budget} Newton iterations")
+        return report
+
+    def _guarded(self, run, phase: str):
+        """run(), with a failed step judged: a "slip" when the object was being lifted or held and
+        has left a pad (a drop), else a "solver" failure."""
+        try:
+            return run()
+        except BackendFailed as exc:
+            if phase in ("lift", "hold") and self._dropped():
+                self._fail("slip", f"the object left the pads during the {phase} (then the solver failed: {exc})")
+            self._fail("solver", f"{phase}: {exc}")
+
+    def _dropped(self) -> bool:
+        """The object is away from a pad by more than contact_tol (state of the last good step)."""
+        tol = self.params.contact_tol
+        return any(not self.backend.pad_object_distance(i, tol) <= tol for i in range(2))
+
+    def _counters(self):
+        r = self.result
+        return (r.steps, r.newton_iterations, r.newton_fallback_steps, r.min_distance, r.max_penetration,
+                r.max_force_gap, len(r.frames))
+
+    def _restore_counters(self, counters):
+        r = self.result
+        (r.steps, r.newton_iterations, r.newton_fallback_steps, r.min_distance, r.max_penetration, r.max_force_gap,
+         n_frames) = counters
+        del r.frames[n_frames:]
+
+    def _close_level(self, report: StepReport) -> float:
+        """How far the close rule's threshold quantity is (1 = exactly at it): the smaller pad
+        force over close_force, or the smaller pad strain energy over psi_th."""
+        p = self.params
+        if p.close_rule == "force":
+            return min(report.pad_forces) / p.close_force
+        return min(report.pad_energies) / p.psi_th
+
+    def _closed(self, report: StepReport, on_object) -> bool:
+        """The close rule, counted only while both pads touch the object (pads squeezing each
+        other never close a grasp)."""
+        p = self.params
+        if not all(on_object):
+            return False
+        forces = report.pad_forces
+        if p.close_rule == "force":
+            return min(forces) >= p.close_force
+        return min(report.pad_energies) >= p.psi_th and abs(forces[0] - forces[1]) <= p.psi_tol * max(forces)
+
+    def _track_object(self, start_pose, pose):
+        r = self.result
+        moved = pose[:3, 3] - start_pose[:3, 3]
+        axis = self.axis
+        r.object_translation = max(r.object_translation, float(np.linalg.norm(moved)))
+        r.object_lateral_translation = max(r.object_lateral_translation,
+                                           float(np.linalg.norm(moved - (moved @ axis) * axis)))
+        relative = pose[:3, :3] @ start_pose[:3, :3].T
+        angle = float(np.arccos(np.clip((np.trace(relative) - 1) / 2, -1.0, 1.0)))
+        r.object_rotation = max(r.object_rotation, angle)
+
+    def _pushed_out(self) -> str:
+        p, r = self.params, self.result
+        if r.object_lateral_translation > p.pushed_out_translation:
+            return (f"object moved {r.object_lateral_translation * 1e3:.1f} mm across the closing direction "
+                    "during the squeeze")
+        if r.object_rotation > p.pushed_out_rotation:
+            return f"object turned {np.degrees(r.object_rotation):.0f} degrees during the squeeze"
+        return ""
+
+    def _fail(self, mode: str, reason: str):
+        self.result.success, self.result.failure_mode, self.result.reason = False, mode, reason
+        raise _Over

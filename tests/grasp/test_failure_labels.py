@@ -1,0 +1,163 @@
+"""Every failure label of the grasp procedure on a scene that produces it (docs/grasp_procedure.md),
+the lift-height rule, jaws that follow their trajectory, and the drop that makes the solver fail
+judged from the object's state.
+
+Physical scenes run the IPC engine on the flat block of test_procedure; the drop classification
+runs the procedure on a scripted backend, so the failure happens exactly where the test puts it."""
+
+import math
+
+import numpy as np
+import pytest
+import trimesh
+
+from ipcgrasp import GraspObject, SimParams, simulate_grasp
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.data.reach import load_physical_grasps
+from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
+from ipcgrasp.grasp.outcome import FAILURE_MODES
+
+from .test_procedure import FAST, block, top_down_grasp
+
+def labelled(result, mode):
+    assert not result.success
+    assert result.failure_mode == mode, (result.failure_mode, result.reason)
+    return result
+
+
+def test_every_label_has_a_scene_here():
+    scenes = {name.split("_")[1] for name in globals() if name.startswith("test_")}
+    assert {mode.split("_")[0] for mode in FAILURE_MODES} <= scenes
+
+
+def test_miss_pads_close_beside_the_block():
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(0.03), SimParams(**FAST), seed=0)
+    labelled(r, "miss")
+    assert "pads met" in r.reason and math.isnan(r.close_time)
+
+
+def test_pushed_out_a_turned_block_hit_on_its_edge_turns_away():
+    """A block turned 35 degrees about z: the first pad meets a vertical edge off the block's
+    centre and turns it further, past a 0.2 rad push-out limit, before the second pad arrives."""
+    turned = np.eye(4)
+    c, s = np.cos(np.radians(35)), np.sin(np.radians(35))
+    turned[:2, :2] = [[c, -s], [s, c]]
+    params = SimParams(pushed_out_rotation=0.2, **FAST)
+    r = simulate_grasp(block(0.01), turned, top_down_grasp(sideways=0.006, along=0.006), params, seed=0)
+    labelled(r, "pushed_out")
+    assert r.object_rotation > 0.2 and "turned" in r.reason
+
+
+def test_no_close_a_psi_th_the_pads_cannot_store_stalls_the_gripper_at_its_force_limit():
+    params = SimParams(close_rule="psi", psi_th=1.0, **FAST)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0)
+    labelled(r, "no_close")
+    assert "max_grip_force" in r.reason and math.isnan(r.close_time)
+    assert r.steps < 200  # stalled by force, not crawled into a budget
+
+
+def test_jaws_meet_the_cube_squeezed_out_between_the_pads():
+    """Physical cube grasp 2 (physical robustness 0.2) without noise: the pads catch the cube near
+    an edge, it slides out sideways between them and the pads meet."""
+    data = resolve_data_dir()
+    cube = GraspObject.from_file(data / "object_meshes" / "cube_3cm.obj", 0.003, "cube_3cm")
+    physical = load_physical_grasps(data, "cube_3cm")
+    params = SimParams(noise_translation=0.0, noise_rotation=0.0)
+    r = simulate_grasp(cube, physical.object_poses[2], physical.grasp_poses[2], params, seed=0)
+    labelled(r, "jaws_meet")
+    assert "pads met" in r.reason
+
+
+def test_slip_a_heavy_block_without_friction_is_not_lifted():
+    params = SimParams(close_rule="force", mu=1e-3, **FAST)
+    r = simulate_grasp(block(2.0), np.eye(4), top_down_grasp(), params, seed=0)
+    labelled(r, "slip")
+    assert np.isfinite(r.close_time)
+    assert "not lifted" in r.reason and r.lift_height < params.lift_height
+
+
+def test_solver_a_trial_past_its_newton_budget():
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(newton_budget=2, **FAST), seed=0)
+    labelled(r, "solver")
+    assert "newton_budget" in r.reason
+
+
+def test_a_pushing_jaw_moves_the_block_at_the_closing_speed():
+    """The first pad meets the block 12 mm before the second: it pushes it along the closing
+    direction at the jaw's commanded speed (nothing of the drive is dropped), and the block is
+    then held (motion along the closing direction is not a push-out)."""
+    params = SimParams(close_rule="force", closing_speed=0.0125, **FAST)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(along=0.012), params, seed=0, record_frames=True)
+    assert r.success, r.reason
+    x = np.array([f["object"][:, 0].mean() for f in r.frames])
+    speeds = np.abs(np.diff(x)) / params.dt
+    pushing = speeds[speeds > 0.5 * params.closing_speed]
+    assert len(pushing) > 20  # about 12 mm / 0.25 mm per step of pushing
+    assert np.median(pushing) == pytest.approx(params.closing_speed, rel=0.02)
+    assert r.object_lateral_translation < 0.2 * r.object_translation
+
+
+# --------------------------------------------------------- a drop that makes the solver fail
+class ScriptedBackend(Backend):
+    """A stand-in model: both pads meet the object 2 mm into the squeeze and their force grows
+    10 N per 0.1 mm; the object rises with the jaws. At lift step `fail_at` the step fails; with
+    `dropped` the object has left the pads by then."""
+
+    has_strain_energy = False
+
+    def __init__(self, fail_at, dropped):
+        self.dt, self.approach_distance = 0.02, 1e-4
+        self.fail_at, self.dropped = fail_at, dropped
+        self.time, self.closed, self.lifted, self.lift_steps = 0.0, 0.0, 0.0, 0
+
+    def step(self, closed, lifted):
+        if lifted > 0.0:
+            self.lift_steps += 1
+            if self.lift_steps == self.fail_at:
+                raise BackendFailed("Newton did not converge in 100 iterations")
+        self.time += self.dt
+        self.closed, self.lifted = closed, lifted
+        force = max(closed - 0.002, 0.0) * 1e5
+        return StepReport(self.time, (force, force))
+
+    def save(self):
+        return self.time, self.closed, self.lifted
+
+    def restore(self, snapshot):
+        self.time, self.closed, self.lifted = snapshot
+
+    def object_pose(self):
+        return np.eye(4)
+
+    def object_vertices(self):
+        return np.array([[0.0, 0.0, 0.001 + self.lifted]])
+
+    def pad_object_distance(self, pad, cutoff):
+        gap = 0.05 if self.dropped and self.lift_steps >= self.fail_at - 1 else 0.0
+        return gap if gap <= cutoff else math.inf
+
+    def pad_pad_distance(self, cutoff):
+        return math.inf
+
+    def object_centre(self):
+        return np.zeros(3)
+
+    def pads_centre(self):
+        return np.zeros(3)
+
+    def set_object_mass(self, mass):
+        pass
+
+    object_mass = 0.01
+    static_speed = 1e-3
+
+
+@pytest.mark.parametrize("dropped, mode", [(True, "slip"), (False, "solver")])
+def test_a_failed_step_during_the_lift_is_judged_from_the_object(dropped, mode):
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST), seed=0,
+                       backend=lambda *args: ScriptedBackend(fail_at=3, dropped=dropped))
+    assert np.isfinite(r.close_time)
+    assert r.failure_mode == mode, r.reason
+    assert "Newton did not converge" in r.reason
+    if dropped:
+        assert "left the pads during the lift" in r.reason
