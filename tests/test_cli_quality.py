@@ -39,7 +39,7 @@ def test_quality_prints_the_api_scores_of_the_simulators_perturbed_grasps_and_a_
     for header in ("score", "D_m", "D_c", "D_t", "R_r [deg]", "S_a [deg]", "S_f [mm]", "translation [mm]"):
         assert header in out
     expected = [image_quality(obj.mesh, perturbed_grasp(physical.grasp_poses[2], SimParams(), seed),
-                              object_pose=physical.object_poses[2]) for seed in trial_seeds(4, 3)]
+                              object_pose=physical.object_poses[2]) for seed in trial_seeds(4, 2, 3)]
     rows = _rows(out)
     assert [r[1] for r in rows] == [f"{q.score:.3f}" for q in expected]
     assert [r[5] for r in rows] == [f"{q.d_t:.3f}" for q in expected]
@@ -78,7 +78,7 @@ def test_simulate_critical_mass_runs_the_ramp_and_shows_it(cube, monkeypatch, ca
         return GraspResult(success=k < 3, failure_mode=None if k < 3 else "slip", seed=seed,
                            critical_mass=[0.75, math.inf, math.nan][k - 1])
 
-    monkeypatch.setattr(ipcgrasp, "simulate_grasp", simulate_grasp)
+    monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp", simulate_grasp)
     assert main(["simulate", "--data", cube[0], "--object", "cube_3cm", "--grasp", "3", "--trials", "3",
                  "--critical-mass"]) == 0
     assert all(p.critical_mass for p in calls)
@@ -94,6 +94,6 @@ def test_simulate_without_critical_mass_leaves_the_ramp_out(cube, monkeypatch, c
         calls.append(params)
         return GraspResult(success=True, seed=seed)
 
-    monkeypatch.setattr(ipcgrasp, "simulate_grasp", simulate_grasp)
+    monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp", simulate_grasp)
     assert main(["simulate", "--data", cube[0], "--object", "cube_3cm", "--grasp", "3", "--trials", "1"]) == 0
     assert not calls[0].critical_mass and "critical mass" not in capsys.readouterr().out

@@ -41,7 +41,7 @@ def fake_simulator(monkeypatch):
                            frames=frames if record_frames else [],
                            faces={n: box.faces for n in ("object", "pad0", "pad1")} if record_frames else {})
 
-    monkeypatch.setattr(ipcgrasp, "simulate_grasp", simulate_grasp)
+    monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp", simulate_grasp)
     return calls
 
 
@@ -83,7 +83,7 @@ def test_simulate_runs_the_trials_prints_the_table_and_writes_json_and_gif(data_
             "--mu", "0.3", "--close-rule", "psi", "--jaw", "rectangular", "--seed", "7", "--json", str(out_json),
             "--render", str(out_gif), "--every", "1"]
     assert main(argv) == 0
-    seeds = trial_seeds(7, 4)
+    seeds = trial_seeds(7, 3, 4)  # root seed 7, grasp 3: the study's seeds of trials 0-3
     assert [c["seed"] for c in fake_simulator] == seeds  # the seeds `robustness` would use
     assert [c["record_frames"] for c in fake_simulator] == [True, False, False, False]
     params = fake_simulator[0]["params"]

@@ -16,6 +16,7 @@ from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_physical_grasps
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.outcome import FAILURE_MODES
+from ipcgrasp.grasp.procedure import GraspProcedure
 
 from .test_procedure import FAST, block, top_down_grasp
 
@@ -161,3 +162,14 @@ def test_a_failed_step_during_the_lift_is_judged_from_the_object(dropped, mode):
     assert "Newton did not converge" in r.reason
     if dropped:
         assert "left the pads during the lift" in r.reason
+
+
+@pytest.mark.parametrize("duration", [0.5, 2.0, 4.0])
+def test_close_duration_sets_the_closing_speed(duration):
+    """Each backing covers half the widest opening (the YuMi's 50 mm) in close_duration, but
+    never slower than 10 mm/s (the original's rule)."""
+    params = SimParams(close_rule="force", close_duration=duration, **FAST)
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), params,
+                               lambda *args: ScriptedBackend(fail_at=0, dropped=False))
+    assert procedure.run().success
+    assert procedure.closing_speed == pytest.approx(max(0.01, 0.025 / duration))

@@ -122,7 +122,7 @@ def test_robustness_runs_independent_perturbed_trials():
     rob = robustness(obj, np.eye(4), grasp, params, n_trials=2, seed=3, workers=1, on_trial=seen.append)
     assert len(rob.trials) == 2 and seen == rob.trials
     seeds = [t.seed for t in rob.trials]
-    assert seeds == trial_seeds(3, 2) and seeds[0] != seeds[1]
+    assert seeds == trial_seeds(3, 0, 2) and seeds[0] != seeds[1]
     for trial, seed in zip(rob.trials, seeds):
         expected = place_scene(obj.mesh, np.eye(4), perturbed_grasp(grasp, params, seed))[1]
         np.testing.assert_array_equal(trial.grasp_pose, expected)

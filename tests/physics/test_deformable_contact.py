@@ -66,3 +66,27 @@ def test_box_between_pads_holds_iff_2_mu_F_exceeds_mg(mu):
     assert -3 * (weight / 2) / shear_stiffness < sag < 0 and abs(speed) < eps_v
     drop, speed, _ = grip_box(mu, ratio=0.8)
     assert drop < -5e-3 and speed < -10 * eps_v
+
+
+def test_a_driven_pad_pushing_a_free_box_follows_its_trajectory():
+    """A pad glued to a driven back face pushes a free box (no gravity, no friction) at 12.5 mm/s:
+    after every step the driven face is exactly where it was sent (no part of its motion is
+    dropped, however close the contact gets), the configuration is intersection-free, and once
+    the push is under way the box moves at the pad's speed."""
+    import numpy as np
+
+    from .scenes import affine_box
+
+    box = affine_box("box", (0.02, 0.02, 0.02), 0.003)
+    pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 3, 3), E=1e8, prescribed_side="-x")
+    start = -(0.01 + 2e-4 + 0.002)  # the pad's front face 0.2 mm from the box
+    settings = SolverSettings(dt=0.02, gravity=(0, 0, 0), eps_v=1e-4, newton_tolerance=1e-5)
+    sim = Simulation([box, pad], poses={"pad": pose((start, 0, 0))}, settings=settings)
+    speed, box_x = 0.0125, []
+    for k in range(1, 31):
+        stats = sim.step({"pad": pose((start + speed * settings.dt * k, 0, 0))})
+        assert stats.driver_fraction == 1.0 and stats.driver_lag == 0.0
+        assert_intersection_free(sim)
+        box_x.append(sim.affine_pose("box")[0, 3])
+    velocity = np.diff(box_x) / settings.dt
+    np.testing.assert_allclose(velocity[-10:], speed, rtol=0.02)

@@ -4,6 +4,8 @@ import pytest
 from ipcgrasp.baselines.interface import Prediction
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp import robustness
+from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.perturbation import trial_seed
@@ -38,6 +40,21 @@ def test_trial_seeds_are_the_shared_per_trial_seeds():
     assert seeds.tolist() == [[trial_seed(7, g, t) for t in range(2)] for g in (3, 11)]
 
 
+def test_a_study_trial_replays_bit_for_bit_through_the_api_and_its_seed():
+    """Trial 1 of cube grasp 4 in a study cell with root seed 3 is trial 1 of robustness(...,
+    seed=3, grasp_index=4): the same seed, pose and outcome to the last bit."""
+    data = resolve_data_dir()
+    obj, physical = runs.load_study_object(data, "cube_3cm", load_registry())
+    params = SimParams(lift_height=0.005, hold_time=0.04)
+    cell = runs.simulate_cell(obj, physical, [4], params, 2, 3, {"object": "cube_3cm", "rule": "force"})
+    replay = robustness(obj, physical.object_poses[4], physical.grasp_poses[4], params, n_trials=2, seed=3,
+                        workers=1, grasp_index=4).trials[1]
+    assert replay.seed == int(cell.seed.values[0, 1]) == trial_seed(3, 4, 1)
+    assert bool(cell.success.values[0, 1]) == replay.success
+    assert (float(cell.force_1.values[0, 1]), float(cell.force_2.values[0, 1])) == replay.close_forces
+    assert float(cell.close_time.values[0, 1]) == replay.close_time
+
+
 class FakePhysical:
     grasp_poses = np.tile(np.eye(4), (4, 1, 1))
     object_poses = np.tile(np.eye(4), (4, 1, 1))
@@ -53,7 +70,7 @@ def test_a_trial_that_raises_is_recorded_as_solver_failure(monkeypatch):
             raise np.linalg.LinAlgError("singular matrix")
         return GraspResult(success=True, reason="held", wall_time=0.5)
 
-    monkeypatch.setattr(runs, "simulate_grasp", fake_simulate)
+    monkeypatch.setattr(simulate, "simulate_grasp", fake_simulate)
     lines = []
     cell = runs.simulate_cell(None, FakePhysical, [1, 3], SimParams(), 2, 0,
                               {"object": "x", "rule": "force"}, log=lines.append)

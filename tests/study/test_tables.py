@@ -17,6 +17,8 @@ from ipcgrasp.study.tables import (
     f1_table,
     failure_counts,
     grid_scores,
+    hold_margin_text,
+    hold_margins,
     image_vs_simulation,
     markdown_table,
     outcome_counts,
@@ -223,3 +225,21 @@ def test_image_space_predictions_beside_the_simulated_squeeze():
     shifted = image.assign(seed=image.seed + 1)
     with pytest.raises(ValueError, match="same grasps and trial seeds"):
         image_vs_simulation(shifted, sim)
+
+
+def test_hold_margins_are_2_mu_F_over_m_g_of_the_trials_that_closed():
+    """Two cells (mu 0.3 and 0.6) of a 3 g cube: closing forces 20 and 24 N on the pads give
+    margins 2 mu min(F) / (m g); a trial that never closed (NaN forces) has none."""
+    cells = []
+    for mu in (0.3, 0.6):
+        results = [[GraspResult(success=True, close_forces=(20.0, 24.0)),
+                    GraspResult(success=False, failure_mode="jaws_meet")]]
+        cells.append(simulation_cell(results, [0], np.zeros((1, 2), dtype=np.int64), PHYSICAL[:1, :2],
+                                     {"jaw": "rounded", "rule": "force", "E": 1e8, "mu": mu, "object": "cube_3cm"},
+                                     float("nan")))
+    cube = merge_cells(cells, ("mu", "object"))
+    margins = np.sort(hold_margins(cube, {"cube_3cm": 0.003}))
+    np.testing.assert_allclose(margins, [2 * 0.3 * 20 / (0.003 * 9.81), 2 * 0.6 * 20 / (0.003 * 9.81)])
+    text = hold_margin_text(margins)
+    assert f"{np.median(margins):.0f}-fold" in text and "2 trials that closed" in text
+    assert "No trial closed" in hold_margin_text(np.array([]))

@@ -52,6 +52,7 @@ rule grid:
     input:
         cubes=expand("results/grid/{jaw}.nc", jaw=GRID["jaws"]),
         split="results/split.json",
+        registry=REGISTRY,
     output:
         tables=grid_tables(),
         scores="results/grid/scores.csv",

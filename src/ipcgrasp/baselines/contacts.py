@@ -82,7 +82,7 @@ SILICONE_DEPTH = 5.296e-3
 pad is taken to reach into the object (the true layer is 3 mm)."""
 EXTRA_OPENING = SimParams().max_extra_opening
 """How far beyond the gripper's widest opening the jaws may open to clear the object (m): the
-simulator's controller's allowance."""
+grasp procedure's allowance (SimParams.max_extra_opening)."""
 GRID_SPACING = 0.5e-3
 """Side of the footprint's ray cells (m): about 1200 rays per rounded pad."""
 BARYCENTRIC_SLACK = 1e-10
