@@ -6,6 +6,7 @@ from PIL import Image
 
 from ipcgrasp.grasp.controller import SETTLE_TIME
 from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.viz.camera import parse_size
 from ipcgrasp.viz.render import (
     BODY_COLOURS,
     CONTACT_COLOUR,
@@ -14,7 +15,6 @@ from ipcgrasp.viz.render import (
     _canvas,
     camera_azimuth,
     lambert_shade,
-    parse_size,
     render_frame,
     render_stills,
     render_trial,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+ELEVATION = 30.0  # deg above the horizon: the default view
 FILL = 0.92  # fraction of the picture's half-width (or half-height) the framed points reach from its centre
 
 
@@ -69,3 +70,14 @@ class OrthoCamera:
         rows = (0.5 * self.height - (np.arange(self.height * s) + 0.5) / s) * self.pixel
         return (self.centre + reach * self.towards + cols[None, :, None] * self.right
                 + rows[:, None, None] * self.up)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """"640x480" -> (640, 480): a picture's width and height in pixels (each 16 or more)."""
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"picture size must be WIDTHxHEIGHT in pixels, e.g. 640x480, got {text!r}") from None
+    if min(width, height) < 16:
+        raise ValueError(f"picture size must be at least 16x16 pixels, got {text!r}")
+    return width, height

@@ -31,7 +31,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from ipcgrasp.io import write_bytes_atomic
-from ipcgrasp.viz.camera import OrthoCamera
+from ipcgrasp.viz.camera import ELEVATION, OrthoCamera
 from ipcgrasp.viz.raycast import RayScene
 
 # base colours (RGB in [0, 1]) by body kind: the name without its jaw index
@@ -53,7 +53,6 @@ VALUE_LABEL = "strain-energy density [J/m$^3$]"
 # towards the light for a camera at azimuth -60 deg; the light turns with the camera
 LIGHT = np.array([0.35, -0.45, 0.82])
 AMBIENT, DIFFUSE = 0.35, 0.65
-ELEVATION = 30.0  # deg above the horizon
 OBLIQUE = 15.0  # deg the camera turns away from looking straight across the closing direction
 MARGIN = 0.3  # ground beyond the framed points, as a fraction of their extent
 SUPERSAMPLE = 2  # rays per pixel edge (2: 4 rays averaged per pixel, smooth edges)
@@ -118,17 +117,6 @@ def camera_azimuth(frame: dict) -> float:
     if "object" in frame and across @ (0.5 * (pad0 + pad1) - np.mean(frame["object"], axis=0))[:2] < 0.0:
         across = -across
     return float(np.degrees(np.arctan2(across[1], across[0]))) - OBLIQUE
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    """"640x480" -> (640, 480): a picture's width and height in pixels (each 16 or more)."""
-    try:
-        width, height = (int(part) for part in text.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"picture size must be WIDTHxHEIGHT in pixels, e.g. 640x480, got {text!r}") from None
-    if min(width, height) < 16:
-        raise ValueError(f"picture size must be at least 16x16 pixels, got {text!r}")
-    return width, height
 
 
 def _points(frame: dict, key: str, n: int | None = None) -> np.ndarray | None:
