@@ -178,11 +178,12 @@ def _render(args, result, out) -> None:
     from ipcgrasp.viz.render import render_stills, render_trial
 
     caption = f"{args.object} grasp {args.grasp}"
+    view = {key: getattr(args, key) for key in ("azimuth", "elevation", "size") if hasattr(args, key)}
     if Path(out).suffix.lower() == ".png":
-        render_stills(result, out, caption=caption)
+        render_stills(result, out, caption=caption, **view)
         print(f"wrote {out} (first frame and final frame)")
     else:
-        paths = render_trial(result, out, fps=args.fps, every=args.every, caption=caption)
+        paths = render_trial(result, out, fps=args.fps, every=args.every, caption=caption, **view)
         print(f"wrote {paths['gif']} ({paths['frames']} frames), {paths['first']}, {paths['final']}")
 
 
@@ -359,11 +360,19 @@ def build_parser() -> argparse.ArgumentParser:
                                "(PrendoSim critical mass)")
     simulate.set_defaults(func=_cmd_simulate)
 
+    from ipcgrasp.viz.camera import ELEVATION, parse_size
+
     render = commands.add_parser("render", help="simulate one trial of a grasp and render it")
     _add_trial_arguments(render)
     render.add_argument("--out", required=True, metavar="OUT.gif",
                         help="animated GIF plus OUT_first.png and OUT_final.png; a .png path: first and "
                              "final frame side by side")
+    render.add_argument("--azimuth", type=float, default=None,
+                        help="camera azimuth in deg, from +x towards +y (default: across the closing direction)")
+    render.add_argument("--elevation", type=float, default=ELEVATION,
+                        help="camera elevation above the ground in deg (default: %(default)g)")
+    render.add_argument("--size", type=parse_size, default=(640, 480), metavar="WxH",
+                        help="picture size in pixels, each half of a .png pair (default: 640x480)")
     render.set_defaults(func=_cmd_render, critical_mass=False)
 
     quality = commands.add_parser("quality", help="image-space quality of a physical grasp (Tan et al.): "

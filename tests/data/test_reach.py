@@ -52,6 +52,13 @@ def test_cube_grasps_are_25_by_5_with_the_physical_labels(cube, cube_records):
         np.testing.assert_array_equal(cube.grasp_poses[g], record["grasp"])
 
 
+def test_repr_is_one_short_line_of_counts_without_arrays(cube):
+    text = repr(cube)
+    assert text == ("PhysicalGrasps(object='cube_3cm', grasps=25, trials=5, successes=101/125, "
+                    "mean robustness=0.81)")
+    assert "\n" not in text and "array" not in text
+
+
 def test_object_rotations_are_reorthonormalised_near_the_record(cube, cube_records):
     for g in range(25):
         recorded = np.array(cube_records[5 * g]["pose"])

@@ -1,18 +1,23 @@
+import matplotlib
 import numpy as np
 import pytest
 import trimesh
 from PIL import Image
 
 from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.viz.camera import parse_size
 from ipcgrasp.viz.render import (
     BODY_COLOURS,
+    CONTACT_COLOUR,
+    FORCE_COLOUR,
+    VALUE_COLOURMAP,
+    _canvas,
     camera_azimuth,
     lambert_shade,
     render_frame,
     render_stills,
     render_trial,
     still_paths,
-    subdivide_triangles,
     trial_phases,
 )
 
@@ -79,21 +84,6 @@ def test_lifting_the_object_moves_it_up_in_the_picture():
                               BODY_COLOURS["object"])
         rows.append(np.nonzero(mask)[0].mean())
     assert rows[1] < rows[0] - 20  # image rows grow downwards
-
-
-def test_subdivided_triangles_cover_the_same_area_with_short_edges():
-    rng = np.random.default_rng(0)
-    triangles = rng.normal(size=(40, 3, 3))
-    pieces, parents = subdivide_triangles(triangles, 0.4)
-
-    def area(t):
-        return 0.5 * np.linalg.norm(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]), axis=1)
-
-    assert np.allclose(np.bincount(parents, area(pieces), minlength=40), area(triangles))
-    assert np.linalg.norm(pieces[:, [1, 2, 0]] - pieces, axis=2).max() <= 0.4 + 1e-12
-    normals = np.cross(pieces[:, 1] - pieces[:, 0], pieces[:, 2] - pieces[:, 0])
-    parent_normals = np.cross(triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0])[parents]
-    assert np.all(np.einsum("ij,ij->i", normals, parent_normals) > 0)  # same orientation
 
 
 def test_lambert_shading_is_brightest_facing_the_light():
@@ -168,3 +158,90 @@ def test_render_stills_puts_first_and_final_side_by_side(tmp_path):
 def test_a_trial_without_frames_is_refused(tmp_path):
     with pytest.raises(ValueError, match="record_frames=True"):
         render_trial(GraspResult(), tmp_path / "x.gif")
+
+
+def _plate_and_pad(gap=5e-5):
+    """A 6 cm plate standing on its edge, turned 70 deg about z, and a 16 x 16 x 1 mm pad lying
+    on its +normal side `gap` m away (touching, as the barrier leaves them); returns the frame,
+    the faces and the plate's normal."""
+    turn = np.radians(70.0)
+    rotation = np.array([[np.cos(turn), -np.sin(turn), 0], [np.sin(turn), np.cos(turn), 0], [0, 0, 1]])
+    normal = rotation[:, 0]
+    plate = trimesh.creation.box(extents=(0.002, 0.06, 0.06))
+    pad = trimesh.creation.box(extents=(0.001, 0.016, 0.016))
+    plate_vertices = plate.vertices @ rotation.T + [0, 0, 0.04]
+    pad_vertices = pad.vertices @ rotation.T + [0, 0, 0.04] + normal * (0.001 + 0.0005 + gap)
+    frame = {"time": 0.0, "object": plate_vertices, "pad0": pad_vertices}
+    faces = {"object": np.asarray(plate.faces), "pad0": np.asarray(pad.faces)}
+    return frame, faces, normal
+
+
+def test_the_nearer_body_hides_the_farther_where_they_overlap():
+    frame, faces, normal = _plate_and_pad()
+    bounds = (np.array([-0.04, -0.04, 0.0]), np.array([0.04, 0.04, 0.08]))
+    pad_side = np.degrees(np.arctan2(normal[1], normal[0])) + 60.0  # oblique, from the pad's side
+    for azimuth, pad_in_front in ((pad_side, True), (pad_side + 180.0, False)):
+        pad_alone = render_frame({"time": 0.0, "pad0": frame["pad0"]}, {"pad0": faces["pad0"]}, bounds=bounds,
+                                   azimuth=azimuth, size=(400, 400))
+        silhouette = _colour_pixels(pad_alone, BODY_COLOURS["pad"])
+        silhouette &= np.roll(silhouette, 1, 0) & np.roll(silhouette, -1, 0)  # inner pixels, not edges
+        silhouette &= np.roll(silhouette, 1, 1) & np.roll(silhouette, -1, 1)
+        assert silhouette.sum() > 500
+        both = render_frame(frame, faces, bounds=bounds, azimuth=azimuth, size=(400, 400))
+        front = BODY_COLOURS["pad"] if pad_in_front else BODY_COLOURS["object"]
+        assert _colour_pixels(both, front)[silhouette].all()
+        if not pad_in_front:  # the plate, 6 cm wide, hides the pad entirely
+            assert not _colour_pixels(both, BODY_COLOURS["pad"]).any()
+
+
+def test_contact_points_and_force_arrows_are_drawn_where_the_frame_puts_them():
+    frame, faces = _scene()
+    bounds = (np.array([-0.04, -0.04, 0.0]), np.array([0.04, 0.04, 0.04]))
+    plain = render_frame(frame, faces, bounds=bounds, azimuth=-30.0, size=(300, 300))
+    contacts = np.array([[0.0, -0.015, 0.015], [0.0, 0.015, 0.015]])
+    marked = render_frame(dict(frame, contacts=contacts), faces, bounds=bounds, azimuth=-30.0, size=(300, 300))
+    red = _colour_pixels(marked, CONTACT_COLOUR, tolerance=0.2) & ~_colour_pixels(plain, CONTACT_COLOUR, 0.2)
+    rows, cols = np.nonzero(red)
+    assert len(rows) > 10
+    # the dots sit where the camera projects the contact points
+    canvas = _canvas([frame], faces, -30.0, 30.0, (300, 300), 100, bounds)
+    expected = canvas.camera.project(contacts)
+    for col, row in expected:
+        near = (np.abs(cols - col) < 5) & (np.abs(rows - row - (300 - canvas.camera.height)) < 5)
+        assert near.sum() > 3
+    forces = np.array([[0.0, 5.0, 0.0], [0.0, -5.0, 0.0]])
+    arrows = render_frame(dict(frame, contacts=contacts, contact_forces=forces), faces, bounds=bounds,
+                          azimuth=-30.0, size=(300, 300))
+    assert _colour_pixels(arrows, FORCE_COLOUR, 0.2).sum() > _colour_pixels(marked, FORCE_COLOUR, 0.2).sum() + 50
+    with pytest.raises(ValueError, match="contact_forces"):
+        render_frame(dict(frame, contacts=contacts, contact_forces=forces[:1]), faces, size=(100, 100))
+
+
+def test_face_values_colour_the_pad_on_one_scale_with_a_colour_bar():
+    frame, faces = _scene()
+    plain = render_frame(frame, faces, azimuth=-30.0, size=(300, 300))
+    coloured = render_frame(dict(frame, face_values={"pad0": np.full(len(faces["pad0"]), 1e4),
+                                                     "pad1": np.zeros(len(faces["pad1"]))}),
+                            faces, azimuth=-30.0, size=(300, 300))
+    assert _colour_pixels(plain, BODY_COLOURS["pad"]).sum() > 100
+    assert _colour_pixels(coloured, BODY_COLOURS["pad"]).sum() < 0.2 * _colour_pixels(plain, BODY_COLOURS["pad"]).sum()
+    yellow = matplotlib.colormaps[VALUE_COLOURMAP](1.0)[:3]  # the top of the scale: pad0's value
+    assert _colour_pixels(coloured, yellow, 0.08).sum() > 50  # pad0 (shaded) and the colour bar's top
+    with pytest.raises(ValueError, match="one value per surface triangle"):
+        render_frame(dict(frame, face_values={"pad0": np.ones(3)}), faces, size=(100, 100))
+
+
+def test_picture_size_parses_width_by_height():
+    assert parse_size("640x480") == (640, 480)
+    for bad in ("640", "ax3", "8x8"):
+        with pytest.raises(ValueError, match="picture size"):
+            parse_size(bad)
+
+
+def test_elevation_moves_the_camera_up():
+    frame, faces = _scene()
+    low = render_frame(frame, faces, azimuth=-30.0, elevation=5.0, size=(300, 300))
+    high = render_frame(frame, faces, azimuth=-30.0, elevation=80.0, size=(300, 300))
+    ground = [((np.ptp(im.astype(int), axis=2) < 8) & (im[..., 0] > 150) & (im[..., 0] < 235)).mean()
+              for im in (low, high)]
+    assert ground[1] > ground[0] + 0.2  # looking down, the ground fills more of the picture

@@ -65,6 +65,12 @@ class PhysicalGrasps:
         """Physical robustness per grasp: the fraction of successful trials, shape (G,)."""
         return self.results.mean(axis=1)
 
+    def __repr__(self) -> str:
+        """One line with the counts, never the arrays: object, grasps x trials, successes."""
+        return (f"PhysicalGrasps(object={self.object_name!r}, grasps={self.n_grasps}, trials={self.n_trials}, "
+                f"successes={int(np.count_nonzero(self.results))}/{self.results.size}, "
+                f"mean robustness={float(self.robustness.mean()) if self.results.size else float('nan'):.2f})")
+
 
 def object_mesh_path(data_dir: str | os.PathLike, name: str) -> Path:
     """Path of `<data_dir>/object_meshes/<name>.obj`; MissingDataError naming the present objects."""
