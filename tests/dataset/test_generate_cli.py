@@ -9,6 +9,7 @@ import pytest
 import trimesh
 from PIL import Image
 
+import ipcgrasp.grasp.simulate
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import records as records_module
 from ipcgrasp.dataset.records import read_records
@@ -52,7 +53,7 @@ def test_generate_labels_grasps_of_a_box_and_a_rerun_skips_them(box_mesh, tmp_pa
     def no_simulation(*args, **kwargs):
         raise AssertionError("a rerun must not simulate the grasps already recorded")
 
-    monkeypatch.setattr(records_module, "simulate_grasp", no_simulation)
+    monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp", no_simulation)
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != "index.csv"}
     assert main(argv) == 0
     rerun = capsys.readouterr().out

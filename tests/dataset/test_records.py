@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import trimesh
 
+import ipcgrasp.grasp.simulate
 from ipcgrasp import SimParams
 from ipcgrasp.dataset import records as records_module
 from ipcgrasp.dataset.antipodal import SamplerSettings, sample_antipodal_grasps
@@ -160,7 +161,7 @@ class FakeSimulator:
 
 
 def _generate(box, out, monkeypatch, fake, **kwargs):
-    monkeypatch.setattr(records_module, "simulate_grasp", fake)
+    monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp", fake)
     options = {"n": 3, "n_trials": 2, "seed": 4, "images": False, **kwargs}
     return generate_dataset(box, out, options.pop("n"), **options)
 

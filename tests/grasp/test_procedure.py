@@ -105,7 +105,7 @@ def test_psi_rule_fires_with_equal_pad_energies_and_lifts(psi_trial, force_trial
 
 def test_frames_skip_steps_rolled_back_by_the_squeeze_refinement():
     # a high close force makes the pads approach it in increments that the procedure refines
-    params = SimParams(close_force=400.0, **FAST)
+    params = SimParams(close_force=400.0, max_grip_force=1000.0, **FAST)
     r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, record_frames=True)
     times = np.array([f["time"] for f in r.frames])
     assert np.all(np.diff(times) > 0), times

@@ -154,7 +154,11 @@ class IpcBackend(Backend):
         return signals
 
     def frame(self) -> dict:
-        return {"time": self.sim.state.time, **{b.name: self.sim.vertices(b.name) for b in self.sim.bodies}}
+        """The bodies' vertices and, under "contacts", the pads' point contacts on the object (the
+        renderer draws them)."""
+        contacts = np.concatenate([point_contacts(self.sim, OBJECT, pad)[0] for pad in PADS])
+        return {"time": self.sim.state.time, **{b.name: self.sim.vertices(b.name) for b in self.sim.bodies},
+                "contacts": contacts}
 
     def faces(self) -> dict:
         return {b.name: b.faces for b in self.sim.bodies}
