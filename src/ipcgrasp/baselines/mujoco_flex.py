@@ -322,6 +322,7 @@ class MujocoBackend(Backend):
         self.pad_flex = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_FLEX, f"pad{i}") for i in range(2)]
         self.backing_bodies = [m.body(f"backing{i}").id for i in range(2)]
         self.jaw_actuators = [m.actuator(f"jaw{i}").id for i in range(2)]
+        self.jaw_qpos = [m.jnt_qposadr[m.joint(f"jaw{i}").id] for i in range(2)]
         self.lift_actuator = m.actuator("lift").id
         adr, num = m.flex_vertadr, m.flex_vertnum
         self.pad_vertices = [np.arange(adr[f], adr[f] + num[f]) for f in self.pad_flex]
@@ -338,8 +339,9 @@ class MujocoBackend(Backend):
         if d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number or not np.all(np.isfinite(d.qpos)):
             raise BackendFailed(f"MuJoCo went unstable at t = {d.time:.3f} s")
         normals, pads_touch = self._record_contacts()
+        lag = max(closed - float(d.qpos[q]) for q in self.jaw_qpos)  # the servo behind its target
         return StepReport(time=float(d.time), pad_forces=tuple(float(np.linalg.norm(f)) for f in normals),
-                          pads_touch=pads_touch,
+                          pads_touch=pads_touch, jaw_lag=max(lag, 0.0),
                           max_penetration=max(self.artifacts["penetration_pad"], self.artifacts["penetration_ground"]),
                           max_force_gap=self.artifacts["force_gap"])
 

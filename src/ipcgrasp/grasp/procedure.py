@@ -117,7 +117,7 @@ class GraspProcedure:
         self.record_frames, self.progress = record_frames, progress
         self.result = GraspResult(grasp_pose=self.grasp_pose)
         self.backend: Backend | None = None
-        self.closed = 0.0  # m each jaw advanced along its closing direction (where it got)
+        self.closed = 0.0  # m each jaw is sent along its closing direction
         self.lifted = 0.0  # m both jaws moved up
         self._time = 0.0  # s simulated
 
@@ -171,13 +171,13 @@ class GraspProcedure:
         r.squeeze_time = self._time
         touched = [False, False]  # each pad has touched the object at some step
         travel = 0.5 * r.start_opening  # each jaw's travel until the pads' front faces meet
-        commanded = 0.0  # where the jaws are sent: a lagging drive catches up, its motion is not dropped
-        history = []  # (closed, close level) once both pads touch: the secant approach
+        reached = 0.0  # where the jaws got (self.closed: where they are sent; a lagging drive catches up)
+        history = []  # (reached, close level) once both pads touch: the secant approach
         while True:
             saved, counters = backend.save(), self._counters()
             increment = self._closing_increment(touched, history)
             for refinement in range(MAX_REFINEMENTS + 1):
-                target = min(commanded + increment, travel)
+                target = min(self.closed + increment, travel)
                 report = self._guarded(lambda: self._step(target), phase="squeeze")
                 on_object = [f > 0.0 for f in report.pad_forces]
                 level = self._close_level(report)
@@ -187,18 +187,18 @@ class GraspProcedure:
                 backend.restore(saved)  # overshot the close rule: retry with half the increment
                 self._restore_counters(counters)
                 increment *= 0.5
-            commanded, progress = target, target - report.jaw_lag - self.closed
-            self.closed = target - report.jaw_lag
+            self.closed, progress = target, target - report.jaw_lag - reached
+            reached += progress
             touched = [t or o for t, o in zip(touched, on_object)]
             if all(on_object):
-                history.append((self.closed, level))
+                history.append((reached, level))
             self._track_object(start_pose, backend.object_pose())
             if report.pads_touch:
                 mode = "miss" if not any(touched) else ("pushed_out" if not all(touched) else "jaws_meet")
                 self._fail(mode, "the pads met without the close rule firing")
             if self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
-                r.close_opening = r.start_opening - 2 * self.closed
+                r.close_opening = r.start_opening - 2 * reached
                 return
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
@@ -206,7 +206,7 @@ class GraspProcedure:
                 self._fail("no_close" if all(touched) else "pushed_out",
                            f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.0f} N >= "
                            f"max_grip_force = {p.max_grip_force:.0f} N) without the close rule firing")
-            if commanded >= travel and (report.jaw_lag == 0.0 or progress <= 0.0):
+            if self.closed >= travel and (report.jaw_lag == 0.0 or progress <= 0.0):
                 mode = "miss" if not any(touched) else ("no_close" if all(touched) else "pushed_out")
                 self._fail(mode, "the jaws reached the end of their travel without the close rule firing")
 
