@@ -71,7 +71,7 @@ def test_quality_bad_input_is_exit_2_naming_it(cube, capsys, argv, message):
 def test_simulate_critical_mass_runs_the_ramp_and_shows_it(cube, monkeypatch, capsys):
     calls = []
 
-    def simulate_grasp(obj, object_pose, grasp_pose, params=None, seed=0, gripper=None, record_frames=False,
+    def simulate_grasp(obj, object_pose, grasp_pose, params=None, seed=0, gripper=None, record=(),
                        progress=None):
         calls.append(params)
         k = len(calls)

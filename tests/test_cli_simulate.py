@@ -22,8 +22,9 @@ def fake_simulator(monkeypatch):
     """Replace the simulator by an instant one (a lifted cube between two plates) recording its calls."""
     calls = []
 
-    def simulate_grasp(obj, object_pose, grasp_pose, params=None, seed=0, gripper=None, record_frames=False,
+    def simulate_grasp(obj, object_pose, grasp_pose, params=None, seed=0, gripper=None, record=(),
                        progress=None):
+        record_frames = "frames" in record
         calls.append({"seed": seed, "record_frames": record_frames, "params": params, "mass": obj.mass,
                       "object_pose": object_pose, "grasp_pose": grasp_pose})
         box = trimesh.creation.box(extents=(0.03, 0.03, 0.03))

@@ -150,8 +150,8 @@ class FakeSimulator:
     def __init__(self, fail_at=None, error=None):
         self.calls, self.fail_at, self.error = [], fail_at, error
 
-    def __call__(self, obj, object_pose, grasp_pose, params=None, seed=0, record_frames=False):
-        self.calls.append({"seed": seed, "grasp_pose": grasp_pose, "record_frames": record_frames})
+    def __call__(self, obj, object_pose, grasp_pose, params=None, seed=0, record=()):
+        self.calls.append({"seed": seed, "grasp_pose": grasp_pose, "record_frames": "frames" in record})
         if len(self.calls) == self.fail_at:
             raise self.error
         success = seed % 2 == 0

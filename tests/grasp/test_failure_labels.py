@@ -88,7 +88,7 @@ def test_a_pushing_jaw_moves_the_block_at_the_closing_speed():
     direction at the jaw's commanded speed (nothing of the drive is dropped), and the block is
     then held (motion along the closing direction is not a push-out)."""
     params = SimParams(close_rule="force", closing_speed=0.0125, **FAST)
-    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(along=0.012), params, seed=0, record_frames=True)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(along=0.012), params, seed=0, record="frames")
     assert r.success, r.reason
     x = np.array([f["object"][:, 0].mean() for f in r.frames])
     speeds = np.abs(np.diff(x)) / params.dt

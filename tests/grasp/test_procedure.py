@@ -40,7 +40,7 @@ def test_grasp_pose_puts_the_tooltips_on_the_block_faces_at_mid_height():
 @pytest.fixture(scope="module")
 def force_trial():
     return simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST),
-                          seed=0, record_frames=True)
+                          seed=0, record="frames")
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_psi_rule_fires_with_equal_pad_energies_and_lifts(psi_trial, force_trial
 def test_frames_skip_steps_rolled_back_by_the_squeeze_refinement():
     # a high close force makes the pads approach it in increments that the procedure refines
     params = SimParams(close_force=400.0, max_grip_force=1000.0, **FAST)
-    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, record_frames=True)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, record="frames")
     times = np.array([f["time"] for f in r.frames])
     assert np.all(np.diff(times) > 0), times
     assert len(r.frames) == r.steps + 1
@@ -198,7 +198,7 @@ def test_a_miss_has_no_stability_metrics_and_no_shake():
 def test_gentle_shake_keeps_a_firm_grasp_and_moves_the_object_with_the_wrist():
     cube = GraspObject.from_mesh(trimesh.creation.box(extents=(0.03, 0.03, 0.03)), mass=0.003, name="cube")
     params = SimParams(shake_amplitude=0.004, shake_frequency=2.0, shake_cycles=2, **FAST)
-    r = simulate_grasp(cube, np.eye(4), top_down_grasp(), params, seed=0, record_frames=True)
+    r = simulate_grasp(cube, np.eye(4), top_down_grasp(), params, seed=0, record="frames")
     assert r.success and r.shake_outcome == "held", r.shake_reason
     assert "shake" in r.phase_wall_time
     shake_steps = round(params.shake_cycles / (params.shake_frequency * params.dt))

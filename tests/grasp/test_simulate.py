@@ -34,7 +34,7 @@ def cube():
 def cube_trials(cube):
     obj, grasps = cube
     return {g: simulate_grasp(obj, grasps.object_poses[g], grasps.grasp_poses[g], SimParams(**SHORT), seed=g,
-                              record_frames=True) for g in CUBE_GRASPS}
+                              record="frames") for g in CUBE_GRASPS}
 
 
 def _surface(vertices, faces):

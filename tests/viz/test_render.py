@@ -156,7 +156,7 @@ def test_render_stills_puts_first_and_final_side_by_side(tmp_path):
 
 
 def test_a_trial_without_frames_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="record_frames=True"):
+    with pytest.raises(ValueError, match="record=.frames."):
         render_trial(GraspResult(), tmp_path / "x.gif")
 
 

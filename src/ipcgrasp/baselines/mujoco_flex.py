@@ -28,7 +28,10 @@ What is modelled
   `params.close_force`), the lift, the hold and the same judgement and failure labels as every
   dynamic model. Distances for the judgement are exact between the pads' surfaces (less the flex
   radius) and the object mesh (`grasp.scene.mesh_distance`). "solver" means MuJoCo reported an
-  unstable step. The contact-stability metrics are not measured (NaN).
+  unstable step. The contact-stability metrics are not measured (NaN). A trajectory
+  (record="trajectory") has the pads' normal forces, the jaw lag, the object's pose and the number
+  of MuJoCo contacts; friction forces, strain energies, the ground reaction, per-contact points
+  and forces, the minimum distance and Newton iterations are NaN / inf / 0 (not reported).
 - Settings (`MujocoSettings`, keyword arguments of `predict`): integrator "discrete", solver
   Newton, elliptic friction cones, condim 3; contact stiffness and damping in MuJoCo's direct
   form, solref = (-stiffness, -damping) (the default time-constant form lets the pads sink
@@ -341,7 +344,7 @@ class MujocoBackend(Backend):
         normals, pads_touch = self._record_contacts()
         lag = max(closed - float(d.qpos[q]) for q in self.jaw_qpos)  # the servo behind its target
         return StepReport(time=float(d.time), pad_forces=tuple(float(np.linalg.norm(f)) for f in normals),
-                          pads_touch=pads_touch, jaw_lag=max(lag, 0.0),
+                          pads_touch=pads_touch, jaw_lag=max(lag, 0.0), n_contacts=int(self.data.ncon),
                           max_penetration=max(self.artifacts["penetration_pad"], self.artifacts["penetration_ground"]),
                           max_force_gap=self.artifacts["force_gap"])
 

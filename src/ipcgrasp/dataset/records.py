@@ -269,7 +269,7 @@ def _run_trial(job) -> tuple[GraspResult, str]:
     """One trial in a worker (or in-process) through the trial runner: (result without frames,
     note on the picture: empty when `picture` was written or not asked for)."""
     obj, object_pose, grasp_pose, params, seed, picture, caption = job
-    result = run_trial(obj, object_pose, grasp_pose, params, seed, record_frames=picture is not None)
+    result = run_trial(obj, object_pose, grasp_pose, params, seed, record="frames" if picture is not None else ())
     note = ""
     if picture is not None:
         note = _picture(result, picture, caption)

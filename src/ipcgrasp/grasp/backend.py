@@ -28,7 +28,10 @@ class StepReport:
     normal contact force on the object (norm of the resultant); pad_energies (J): each pad's
     strain energy (nan where the model has none); pads_touch: the pads exert a contact force on
     each other; jaw_lag (m): how far a driven jaw point is still from where it was sent (0 when it
-    got there). Solver statistics (0 / inf / True where the model has none): newton_iterations,
+    got there). pad_frictions (N): the norm of each pad's friction force on the object;
+    ground_reaction (N, (3,) world): the ground's normal + friction force on the object;
+    n_contacts: active contacts in the whole scene (NaN where the model does not report them).
+    Solver statistics (0 / inf / True where the model has none): newton_iterations,
     newton_converged (False: accepted at the engine's fallback tolerance), min_distance (m, the
     smallest contact distance), max_penetration (m, deepest interpenetration), max_force_gap (m,
     largest distance at which a contact force acted)."""
@@ -38,6 +41,9 @@ class StepReport:
     pad_energies: tuple = (math.nan, math.nan)
     pads_touch: bool = False
     jaw_lag: float = 0.0
+    pad_frictions: tuple = (math.nan, math.nan)
+    ground_reaction: tuple = (math.nan, math.nan, math.nan)
+    n_contacts: float = math.nan
     newton_iterations: int = 0
     newton_converged: bool = True
     min_distance: float = math.inf
@@ -118,6 +124,12 @@ class Backend(ABC):
         mean contact normal (3,)) for the contact-stability metrics, or None where the model does
         not provide them (the metrics are then NaN)."""
         return None
+
+    def pad_contacts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pads' point contacts on the object after the last step, for trajectories: points
+        (K, 3) m (world), the contact force of each on the object (K, 3) N (NaN where the model
+        cannot attribute forces to points) and the pad of each (K,) int. Default: none (K = 0)."""
+        return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
 
     def frame(self) -> dict:
         """{"time": s, body name: (n, 3) world vertices} for rendering."""

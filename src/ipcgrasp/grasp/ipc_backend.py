@@ -15,7 +15,7 @@ from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.params import CONTACTS_PER_PAD, STATIC_SPEED_FACTOR, SimParams
-from ipcgrasp.grasp.stability import contact_average, contact_points
+from ipcgrasp.grasp.stability import contact_average, contact_point_forces, contact_points
 
 OBJECT, PADS, BACKINGS = "object", ("pad0", "pad1"), ("backing0", "backing1")
 
@@ -45,25 +45,57 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
                       settings=settings)
 
 
-def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, np.ndarray]:
-    """Point contacts between `body` and `other` in the simulation's current configuration: the
-    surface pairs closer than sim.dhat (the barrier's activation distance; under penalty contact
-    the sum of the margins, 2 r, i.e. BLEM's contacts before any clustering), each as the
-    midpoint of its closest points and the unit normal pointing from `other` into `body`
-    (stability.contact_points). Returns points (K, 3) m and normals (K, 3)."""
+def _collisions(sim: Simulation, body: str, others) -> tuple:
+    """(collisions, positions, mesh) of the surface pairs of `body` with each of `others` closer
+    than sim.dhat (the barrier's activation distance; under penalty contact the sum of the
+    margins, 2 r, i.e. BLEM's contacts before any clustering) in the current configuration."""
     activation = sim.dhat
     x = sim.collision_positions()
     mesh = sim.mesh
-    a, b = sim.index[body], sim.index[other]
+    a = sim.index[body]
     pair = np.zeros_like(mesh.can_collide)
-    pair[a, b] = pair[b, a] = True
+    for other in others:
+        b = sim.index[other]
+        pair[a, b] = pair[b, a] = True
     vf, ee, _ = candidates(x, x, mesh.edges, mesh.faces, mesh.vertex_body, activation, can_collide=pair)
-    coll = contact.build_collisions(mesh, x, activation, candidates=(vf, ee, np.zeros(0, dtype=np.int64)))
-    forces = contact.contact_forces(coll, mesh, x, activation, 1.0)  # directions and weights only
+    return contact.build_collisions(mesh, x, activation, candidates=(vf, ee, np.zeros(0, dtype=np.int64))), x, mesh
+
+
+def _vertex_slots(coll, x):
+    """Each collision's vertex indices (padding slots 0), their positions (K, 4, 3) and validity."""
     valid = coll.vertices >= 0
     vertices = np.where(valid, coll.vertices, 0)
-    positions = np.where(valid[:, :, None], x[vertices], 0.0)
-    return contact_points(positions, forces, valid & (mesh.vertex_body[vertices] == a))
+    return vertices, np.where(valid[:, :, None], x[vertices], 0.0), valid
+
+
+def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, np.ndarray]:
+    """Point contacts between `body` and `other` in the simulation's current configuration
+    (`_collisions`), each as the midpoint of its closest points and the unit normal pointing from
+    `other` into `body` (stability.contact_points). Returns points (K, 3) m and normals (K, 3)."""
+    coll, x, mesh = _collisions(sim, body, [other])
+    forces = contact.contact_forces(coll, mesh, x, sim.dhat, 1.0)  # directions and weights only
+    vertices, positions, valid = _vertex_slots(coll, x)
+    return contact_points(positions, forces, valid & (mesh.vertex_body[vertices] == sim.index[body]))
+
+
+def pad_contact_forces(sim: Simulation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pads' point contacts on the object: points (K, 3) m, the barrier's normal force of each
+    on the object (K, 3) N (kappa / dt^2 times the barrier gradient, as the engine's StepStats;
+    NaN under penalty contact, whose forces act on clusters, not on these pairs) and the pad of
+    each (K,) (0 or 1)."""
+    coll, x, mesh = _collisions(sim, OBJECT, PADS)
+    penalty = sim.settings.contact_model != "barrier"
+    scale = 1.0 if penalty else sim.barrier_stiffness / sim.settings.dt ** 2
+    forces = contact.contact_forces(coll, mesh, x, sim.dhat, scale)
+    vertices, positions, valid = _vertex_slots(coll, x)
+    bodies = np.where(valid, mesh.vertex_body[vertices], -1)
+    points, pads, on_object = [], [], []
+    for i, pad in enumerate(PADS):
+        rows = np.any(bodies == sim.index[pad], axis=1)
+        p, f = contact_point_forces(positions[rows], forces[rows], bodies[rows] == sim.index[OBJECT])
+        points.append(p), on_object.append(f), pads.append(np.full(len(p), i, dtype=np.int64))
+    forces = np.concatenate(on_object)
+    return np.concatenate(points), np.full_like(forces, np.nan) if penalty else forces, np.concatenate(pads)
 
 
 class IpcBackend(Backend):
@@ -98,10 +130,14 @@ class IpcBackend(Backend):
         except StepFailed as exc:
             raise BackendFailed(exc.reason) from exc
         o, p0, p1 = self._index
+        ground = len(self.sim.bodies)  # the ground's index in the engine's force tables
         return StepReport(time=s.time,
                           pad_forces=tuple(float(np.linalg.norm(s.contact_force[o, p])) for p in (p0, p1)),
                           pad_energies=tuple(s.strain_energy[pad] for pad in PADS),
                           pads_touch=bool(np.any(s.contact_force[p0, p1] != 0.0)), jaw_lag=s.driver_lag,
+                          pad_frictions=tuple(float(np.linalg.norm(s.friction_force[o, p])) for p in (p0, p1)),
+                          ground_reaction=tuple(s.contact_force[o, ground] + s.friction_force[o, ground]),
+                          n_contacts=s.n_contacts,
                           newton_iterations=s.newton_iterations, newton_converged=s.newton_converged,
                           min_distance=s.min_distance, max_penetration=s.max_penetration,
                           max_force_gap=s.max_force_gap)
@@ -153,10 +189,13 @@ class IpcBackend(Backend):
             signals.append((self.stats.contact_force[o, j] + self.stats.friction_force[o, j], position, normal))
         return signals
 
+    def pad_contacts(self):
+        return pad_contact_forces(self.sim)
+
     def frame(self) -> dict:
         """The bodies' vertices and, under "contacts", the pads' point contacts on the object (the
         renderer draws them)."""
-        contacts = np.concatenate([point_contacts(self.sim, OBJECT, pad)[0] for pad in PADS])
+        contacts = pad_contact_forces(self.sim)[0]
         return {"time": self.sim.state.time, **{b.name: self.sim.vertices(b.name) for b in self.sim.bodies},
                 "contacts": contacts}
 

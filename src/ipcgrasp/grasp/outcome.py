@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -51,8 +51,10 @@ class GraspResult:
     slipped up to max_mass. critical_mass_force (N): the pads' mean normal force on the object at
     the last step before the slip (or the cap, or the solver failure); critical_mass_reason: words.
     The shake and the ramp run after the trial is judged: they never change success.
-    With record_frames: frames (per step {"time": s, body name: (n,3) world vertices}) and faces
-    (body name -> (F,3) surface triangles indexing those vertices), for rendering.
+    With record="frames": frames (the start, then per step {"time": s, body name: (n,3) world
+    vertices, "contacts": (K,3) m}) and faces (body name -> (F,3) surface triangles indexing those
+    vertices), for rendering. With record="trajectory": trajectory, one
+    `grasp.trajectory.StepRecord` per step (`grasp.trajectory.write_trajectory` writes it).
     """
 
     success: bool = False
@@ -88,12 +90,20 @@ class GraspResult:
     grasp_pose: np.ndarray | None = field(default=None, repr=False)
     frames: list = field(default_factory=list, repr=False)
     faces: dict = field(default_factory=dict, repr=False)
+    trajectory: list = field(default_factory=list, repr=False)
+
+    def __repr__(self) -> str:
+        """One line: outcome, reason, closing forces (N) and wall time (s)."""
+        outcome = "success" if self.success else f"failure_mode={self.failure_mode!r}"
+        forces = "/".join(f"{f:.1f}" for f in self.close_forces)
+        return (f"GraspResult({outcome}, reason={self.reason!r}, close_forces={forces} N, "
+                f"wall_time={self.wall_time:.1f} s)")
 
     def summary(self) -> dict:
         """Scalar fields only (for tables and JSON): per-pad values as psi_0, psi_1,
         close_force_0, close_force_1; phase wall times as wall_time_<phase>."""
-        skip = ("frames", "faces", "grasp_pose", "phase_wall_time", "psi", "close_forces")
-        out = {k: v for k, v in asdict(self).items() if k not in skip}
+        skip = ("frames", "faces", "trajectory", "grasp_pose", "phase_wall_time", "psi", "close_forces")
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         for i in range(2):
             out[f"psi_{i}"] = float(self.psi[i])
             out[f"close_force_{i}"] = float(self.close_forces[i])

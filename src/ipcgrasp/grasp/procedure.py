@@ -43,12 +43,27 @@ from ipcgrasp.grasp.outcome import GraspResult, HoldCheck, judge_hold
 from ipcgrasp.grasp.params import MAX_EXTRA_LIFT, SimParams
 from ipcgrasp.grasp.scene import place_scene
 from ipcgrasp.grasp.stability import contact_force_variation, contact_normal_variation, contact_position_variation
+from ipcgrasp.grasp.trajectory import step_record
 
 MAX_REFINEMENTS = 6  # halvings of the last closing increment so the close rule does not overshoot
 OVERSHOOT = 1.5  # a closing increment is refined when the rule's quantity exceeds this x threshold
 TARGET_LEVEL = 1.1  # once both pads touch, the approach aims 10 % past the rule's threshold
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
 MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
+RECORDS = ("frames", "trajectory")
+"""What a trial may record (`record=`): frames, per step the bodies' world vertices and the pads'
+contact points, for pictures (GraspResult.frames, .faces); trajectory, per step the quantities of
+`grasp.trajectory.StepRecord` (GraspResult.trajectory). Both: the trajectory file also holds the
+vertex positions."""
+
+
+def recordings(record) -> frozenset:
+    """`record` (None, one name of RECORDS or several) as a set; ValueError naming an unknown one."""
+    names = frozenset([record] if isinstance(record, str) else record or ())
+    unknown = sorted(names - set(RECORDS))
+    if unknown:
+        raise ValueError(f"unknown recordings {unknown}; record= takes {RECORDS}")
+    return names
 
 
 @dataclass(frozen=True)
@@ -107,14 +122,18 @@ class _Over(Exception):
 
 class GraspProcedure:
     """One trial of a (perturbed) grasp on the backend `make_backend(obj, object_pose,
-    tooltip_poses, params, gripper)` builds; `run()` fills and returns a GraspResult."""
+    tooltip_poses, params, gripper)` builds; `run()` fills and returns a GraspResult. `record`:
+    see RECORDS (recording never changes a decision)."""
 
     def __init__(self, obj: GraspObject, object_pose, grasp_pose, params: SimParams, make_backend,
-                 gripper: Gripper | None = None, record_frames: bool = False, progress=None):
+                 gripper: Gripper | None = None, record=(), progress=None):
         self.obj, self.params, self.make_backend = obj, params, make_backend
         self.gripper = gripper or Gripper.yumi(pad_kind=params.jaw, pad_resolution=params.pad_resolution)
         self.object_pose, self.grasp_pose = place_scene(obj.mesh, object_pose, grasp_pose)
-        self.record_frames, self.progress = record_frames, progress
+        record = recordings(record)
+        self.record_frames, self.record_trajectory = "frames" in record, "trajectory" in record
+        self.progress = progress
+        self.phase = "settle"  # the phase the steps belong to (trajectory.PHASES)
         self.result = GraspResult(grasp_pose=self.grasp_pose)
         self.backend: Backend | None = None
         self.closed = 0.0  # m each jaw is sent along its closing direction
@@ -167,6 +186,7 @@ class GraspProcedure:
 
     def _squeeze(self) -> None:
         p, r, backend = self.params, self.result, self.backend
+        self.phase = "squeeze"
         start_pose = backend.object_pose()
         r.squeeze_time = self._time
         touched = [False, False]  # each pad has touched the object at some step
@@ -235,6 +255,7 @@ class GraspProcedure:
     def _lift(self) -> None:
         p, r = self.params, self.result
         top = p.lift_height + MAX_EXTRA_LIFT
+        self.phase = "lift"
         while self.lifted < top:
             self.lifted = min(self.lifted + p.lift_speed * self.backend.dt, top)
             self._guarded(self._step, phase="lift")
@@ -250,6 +271,7 @@ class GraspProcedure:
         then S_cf, S_cp, S_cn over the pads that touched the object (set C)."""
         p, r = self.params, self.result
         series = [([], [], []), ([], [], [])]  # per pad: force, mean position, mean normal
+        self.phase = "hold"
         for _ in range(int(round(p.hold_time / self.backend.dt))):
             report = self._guarded(self._step, phase="hold")
             signals = self.backend.hold_signals(report)
@@ -298,6 +320,7 @@ class GraspProcedure:
         """Vertical sinusoidal wrist motion, a rest of hold_time, then the hold judged again."""
         p, r = self.params, self.result
         base = self.lifted
+        self.phase = "shake"
         omega, dt = 2 * np.pi * p.shake_frequency, self.backend.dt
         try:
             for k in range(1, int(round(p.shake_cycles / (p.shake_frequency * dt))) + 1):
@@ -315,6 +338,7 @@ class GraspProcedure:
 
     def _critical_mass(self) -> None:
         p, r = self.params, self.result
+        self.phase = "critical_mass"
         ramp = critical_mass_ramp(self.backend, self._step, p.mass_rate, p.slip_speed, p.max_mass)
         r.critical_mass, r.critical_mass_force, r.critical_mass_reason = ramp.mass, ramp.force, ramp.reason
 
@@ -322,7 +346,8 @@ class GraspProcedure:
     def _step(self, closed: float | None = None) -> StepReport:
         """One backend step with the jaws at (closed, self.lifted); counts it in the result."""
         p, r = self.params, self.result
-        report = self.backend.step(self.closed if closed is None else closed, self.lifted)
+        closed = self.closed if closed is None else closed
+        report = self.backend.step(closed, self.lifted)
         r.steps += 1
         r.newton_iterations += report.newton_iterations
         r.newton_fallback_steps += not report.newton_converged
@@ -331,6 +356,10 @@ class GraspProcedure:
         r.max_force_gap = max(r.max_force_gap, report.max_force_gap)
         if self.record_frames:
             r.frames.append(self.backend.frame())
+        if self.record_trajectory:
+            r.trajectory.append(step_record(report, self.phase, self.backend.object_pose(),
+                                            self.backend.object_height(), r.start_opening - 2 * closed,
+                                            self.backend.pad_contacts()))
         self._time = report.time
         if self.progress:
             self.progress(report.time)
@@ -356,13 +385,14 @@ class GraspProcedure:
     def _counters(self):
         r = self.result
         return (r.steps, r.newton_iterations, r.newton_fallback_steps, r.min_distance, r.max_penetration,
-                r.max_force_gap, len(r.frames))
+                r.max_force_gap, len(r.frames), len(r.trajectory))
 
     def _restore_counters(self, counters):
         r = self.result
         (r.steps, r.newton_iterations, r.newton_fallback_steps, r.min_distance, r.max_penetration, r.max_force_gap,
-         n_frames) = counters
+         n_frames, n_steps) = counters
         del r.frames[n_frames:]
+        del r.trajectory[n_steps:]
 
     def _close_level(self, report: StepReport) -> float:
         """How far the close rule's threshold quantity is (1 = exactly at it): the smaller pad

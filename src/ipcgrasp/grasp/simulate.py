@@ -45,26 +45,28 @@ def perturbed_grasp(grasp_pose, params: SimParams, seed: int) -> np.ndarray:
 
 
 def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams | None = None, seed: int = 0,
-                   gripper: Gripper | None = None, record_frames: bool = False, progress=None,
+                   gripper: Gripper | None = None, record=(), progress=None,
                    backend: Callable | None = None) -> GraspResult:
     """Simulate one trial of a grasp (poses 4x4 in m, world z up; object_pose None: the object's
     most stable resting pose). The grasp pose is perturbed with `seed` by params' noise.
     `backend(obj, object_pose, tooltip_poses, params, gripper)` builds the dynamic model
     (`grasp.backend.Backend`; default the IPC engine, with penalty contact when
-    params.contact_model is "penalty"). `progress(t)` is called with the simulated time (s)
-    after every step."""
+    params.contact_model is "penalty"). `record`: "frames" (for pictures, `viz.render`),
+    "trajectory" (per-step forces, poses, contacts: `grasp.trajectory.write_trajectory`) or both
+    (`procedure.RECORDS`); recording never changes the outcome. `progress(t)` is called with the
+    simulated time (s) after every step."""
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
     result = GraspProcedure(obj, object_pose, perturbed_grasp(grasp_pose, params, seed), params,
-                            backend or IpcBackend, gripper, record_frames, progress).run()
+                            backend or IpcBackend, gripper, record, progress).run()
     result.seed = seed
     return result
 
 
 def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed: int,
               log: Callable[[str], None] | None = None, **options) -> GraspResult:
-    """The trial runner: simulate_grasp (with `options` such as backend, record_frames), with any
+    """The trial runner: simulate_grasp (with `options` such as backend, record), with any
     exception it raises recorded as a "solver" failure (reason: the exception; its traceback goes
     to `log`) instead of propagating, so one trial never loses the others."""
     started = time.perf_counter()

@@ -76,18 +76,18 @@ def contact_normal_variation(normals: Sequence) -> float:
         if len(normals) else float("nan")
 
 
-def contact_points(vertex_positions, vertex_forces, on_object) -> tuple[np.ndarray, np.ndarray]:
-    """Point contacts (position, unit normal) of K IPC collisions.
+def contact_point_forces(vertex_positions, vertex_forces, on_object) -> tuple[np.ndarray, np.ndarray]:
+    """Point contacts (position, force on the object) of K IPC collisions.
 
     vertex_positions (K, 4, 3) m and vertex_forces (K, 4, 3) the positions of each collision's
-    vertices and the barrier force on each (any positive scale; padding rows zero); on_object
+    vertices and the barrier force on each (N, or any positive scale; padding rows zero); on_object
     (K, 4) bool, which of them belong to the object. The barrier force of a collision acts along
     the gradient of its distance, which splits between the two primitives with the closest
     points' barycentric weights, so the vertex positions averaged with weights |force| give the
     midpoint of the two closest points: that is the contact position (as BLEM places a contact
-    between the two closest points). The normal is the direction of the force on the object's
-    vertices (pointing from the other body into the object). Collisions without force are dropped.
-    Returns points (K', 3) m and normals (K', 3)."""
+    between the two closest points). The force is the sum over the object's vertices (pointing
+    from the other body into the object). Collisions without force are dropped.
+    Returns points (K', 3) m and forces (K', 3) in the units of vertex_forces."""
     x = np.asarray(vertex_positions, dtype=np.float64)
     f = np.asarray(vertex_forces, dtype=np.float64)
     on_object = np.asarray(on_object, dtype=bool)
@@ -97,10 +97,17 @@ def contact_points(vertex_positions, vertex_forces, on_object) -> tuple[np.ndarr
     weight = np.linalg.norm(f, axis=2)
     total = weight.sum(axis=1)
     on_obj_force = np.where(on_object[:, :, None], f, 0.0).sum(axis=1)
-    strength = np.linalg.norm(on_obj_force, axis=1)
-    keep = (total > 0.0) & (strength > 0.0)
+    keep = (total > 0.0) & (np.linalg.norm(on_obj_force, axis=1) > 0.0)
     points = (weight[keep, :, None] * x[keep]).sum(axis=1) / total[keep, None]
-    return points, on_obj_force[keep] / strength[keep, None]
+    return points, on_obj_force[keep]
+
+
+def contact_points(vertex_positions, vertex_forces, on_object) -> tuple[np.ndarray, np.ndarray]:
+    """Point contacts (position, unit normal) of K IPC collisions (`contact_point_forces`; the
+    normal is the direction of the force on the object's vertices, pointing from the other body
+    into the object). Returns points (K', 3) m and normals (K', 3)."""
+    points, forces = contact_point_forces(vertex_positions, vertex_forces, on_object)
+    return points, forces / np.linalg.norm(forces, axis=1)[:, None]
 
 
 def contact_average(points, normals) -> tuple[np.ndarray, np.ndarray]:

@@ -341,13 +341,13 @@ def _subsample(n: int, every: int) -> list[int]:
 
 def _recorded(result) -> None:
     if not result.frames or not result.faces:
-        raise ValueError("the trial has no recorded frames; simulate it with record_frames=True")
+        raise ValueError("the trial has no recorded frames; simulate it with record="frames"")
 
 
 def render_trial(result, out_path: str | os.PathLike, fps: float = 10.0, every: int = 2, *,
                  caption: str | None = None, azimuth: float | None = None, elevation: float = ELEVATION,
                  size: tuple[int, int] = (640, 480), dpi: int = 100) -> dict:
-    """Animated GIF of a trial recorded with record_frames=True (every `every`-th frame and the
+    """Animated GIF of a trial recorded with record="frames" (every `every`-th frame and the
     last, `fps` frames per second), plus PNG stills of the first and the final frame (after the
     lift, or where the trial ended) beside it, all with one camera (azimuth and elevation in deg;
     default azimuth: `camera_azimuth`; size: (width, height) in pixels). Returns
