@@ -95,34 +95,36 @@ def _outcome(result) -> str:
 
 
 def _run_trials(obj, physical, grasp: int, params, n_trials: int, seed: int, workers: int,
-                record_first: bool) -> list:
+                record_first=(), record_all=()) -> list:
     """The trials `robustness` runs (same per-trial seeds) under progress bars. Sequential: one
-    bar per trial showing its simulated time; parallel: one bar over the trials. With
-    `record_first` the first trial keeps its frames (after a parallel run it is run again,
-    recording, with the same seed)."""
+    bar per trial showing its simulated time; parallel: one bar over the trials. Every trial
+    records `record_all`, the first also `record_first` (`simulate_grasp`'s record; after a
+    parallel run the first trial is run again, recording, with the same seed)."""
     from ipcgrasp import robustness
     from ipcgrasp.grasp.simulate import run_trial, trial_seeds
 
     object_pose, grasp_pose = physical.object_poses[grasp], physical.grasp_poses[grasp]
     seeds = trial_seeds(seed, grasp, n_trials)
 
+    record_first = {*record_first, *record_all} if record_first else ()
+
     def run_one(bar, k, record):
         task = bar.add_task(f"trial {k + 1}/{n_trials}", total=None, status="")
-        result = run_trial(obj, object_pose, grasp_pose, params, seeds[k], record_frames=record,
+        result = run_trial(obj, object_pose, grasp_pose, params, seeds[k], record=record,
                            progress=lambda t: bar.update(task, status=f"{t:.2f} s simulated"))
         bar.update(task, total=1, completed=1, status=_outcome(result))
         return result
 
     with _trial_progress() as bar:
         if workers <= 1:
-            return [run_one(bar, k, record_first and k == 0) for k in range(n_trials)]
+            return [run_one(bar, k, record_first if record_first and k == 0 else record_all) for k in range(n_trials)]
         task = bar.add_task(f"{n_trials} trials, {workers} processes", total=n_trials, status="")
         rob = robustness(obj, object_pose, grasp_pose, params, n_trials=n_trials, seed=seed, workers=workers,
                          on_trial=lambda result: bar.update(task, advance=1, status=_outcome(result)),
-                         grasp_index=grasp)
+                         grasp_index=grasp, record=record_all)
         trials = list(rob.trials)
         if record_first:
-            trials[0] = run_one(bar, 0, True)
+            trials[0] = run_one(bar, 0, record_first)
         return trials
 
 
@@ -191,8 +193,9 @@ def _cmd_simulate(args) -> int:
     from ipcgrasp.io import write_json_atomic
 
     obj, physical, params = _grasp_setup(args)
+    first = ("frames",) * (args.render is not None) + ("trajectory",) * (args.trajectory is not None)
     trials = _run_trials(obj, physical, args.grasp, params, args.trials, args.seed, args.workers,
-                         record_first=args.render is not None)
+                         record_first=first, record_all=("trajectory",) if args.trajectory_dir else ())
     simulated = _report(args, trials, physical, params)
     if args.json:
         write_json_atomic(args.json, _json_ready({
@@ -202,12 +205,27 @@ def _cmd_simulate(args) -> int:
         print(f"wrote {args.json}")
     if args.render:
         _render(args, trials[0], args.render)
+    if args.trajectory:
+        _write_trajectory(args, trials[0], 0, params, args.trajectory)
+    if args.trajectory_dir:
+        for k, trial in enumerate(trials):
+            _write_trajectory(args, trial, k, params, Path(args.trajectory_dir) / f"{args.object}_grasp{args.grasp}_trial{k}.nc")
     return 0
+
+
+def _write_trajectory(args, result, trial: int, params, path) -> None:
+    from ipcgrasp.grasp.trajectory import write_trajectory
+
+    if not result.trajectory:
+        print(f"trial {trial} has no trajectory ({result.failure_mode}: {result.reason}); nothing written to {path}")
+        return
+    write_trajectory(result, path, params, object=args.object, grasp=args.grasp, trial=trial, root_seed=args.seed)
+    print(f"wrote {path}")
 
 
 def _cmd_render(args) -> int:
     obj, physical, params = _grasp_setup(args)
-    trial = _run_trials(obj, physical, args.grasp, params, 1, args.seed, 1, record_first=True)[0]
+    trial = _run_trials(obj, physical, args.grasp, params, 1, args.seed, 1, record_first=("frames",))[0]
     _report(args, [trial], physical, params)
     _render(args, trial, args.out)
     return 0
@@ -355,6 +373,10 @@ def build_parser() -> argparse.ArgumentParser:
                           help="render the first trial: animated GIF plus OUT_first.png and OUT_final.png "
                                "(a .png path: first and final frame side by side)")
     simulate.add_argument("--json", metavar="OUT.json", help="write the trial summaries as JSON")
+    simulate.add_argument("--trajectory", metavar="OUT.nc",
+                          help="record the first trial's trajectory (per-step forces, poses, contacts) as NetCDF")
+    simulate.add_argument("--trajectory-dir", metavar="DIR",
+                          help="record every trial's trajectory as DIR/{object}_grasp{G}_trial{k}.nc")
     simulate.add_argument("--critical-mass", action="store_true",
                           help="after each successful hold, ramp the object's mass at 1.2 kg/s until it slips "
                                "(PrendoSim critical mass)")

@@ -221,3 +221,17 @@ def test_merge_along_an_existing_object_dim():
     assert cube.stiffness.values.tolist() == [1e4, 1e5]
     assert cube.seed.dims == ("object", "grasp", "trial")
     np.testing.assert_array_equal(cube.success.sel(stiffness=1e5, object="b").values, by_object["b"].success.values)
+
+
+def test_merged_cube_keeps_full_length_reasons_after_a_round_trip(tmp_path):
+    """Cells read back from NetCDF carry a fixed string width; the merge must not truncate to it."""
+    long = "the object left the pads during the lift (then the solver failed: " + "x" * 200 + ")"
+    paths = []
+    for E, reason in ((1e7, "short"), (1e8, long)):
+        r = GraspResult(success=False, failure_mode="slip", reason=reason)
+        cell = simulation_cell([[r]], [0], [[1]], np.array([[True]]), {"E": E, "object": "cube"})
+        paths.append(write_netcdf_atomic(cell, tmp_path / f"{E:g}.nc"))
+    merged = merge_cells([read_cube(p) for p in paths], dims=("E", "object"))
+    write_netcdf_atomic(merged, tmp_path / "merged.nc")
+    reasons = read_cube(tmp_path / "merged.nc").reason.sel(object="cube", grasp=0, trial=0).values
+    assert list(reasons) == ["short", long]

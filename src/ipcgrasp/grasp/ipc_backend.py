@@ -190,6 +190,9 @@ class IpcBackend(Backend):
         return signals
 
     def pad_contacts(self):
+        o, p0, p1 = self._index
+        if self.stats is not None and not np.any(self.stats.contact_force[o, [p0, p1]]):
+            return super().pad_contacts()  # no pad pushes the object: no pair within dhat
         return pad_contact_forces(self.sim)
 
     def frame(self) -> dict:

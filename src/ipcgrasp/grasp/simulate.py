@@ -87,19 +87,22 @@ def trial_seeds(root_seed: int, grasp_index: int, n_trials: int) -> list[int]:
 
 
 def _trial(args):
-    return run_trial(*args)
+    *trial, record = args
+    return run_trial(*trial, record=record)
 
 
 def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | None = None, n_trials: int = 5,
-               seed: int = 0, workers: int | None = None, on_trial=None, grasp_index: int = 0) -> Robustness:
+               seed: int = 0, workers: int | None = None, on_trial=None, grasp_index: int = 0,
+               record=()) -> Robustness:
     """Run `n_trials` perturbed trials (in `workers` processes; default: the CPU count) and
     return them with R = mean success. Trial k uses trial_seed(seed, grasp_index, k), the seed
     the study gives trial k of grasp `grasp_index`. A trial that raises is recorded as a "solver"
-    failure with its reason (`run_trial`). `on_trial(result)` is called as each trial finishes."""
+    failure with its reason (`run_trial`). `on_trial(result)` is called as each trial finishes.
+    `record`: what every trial records (`simulate_grasp`)."""
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
-    jobs = [(obj, object_pose, grasp_pose, params, s) for s in trial_seeds(seed, grasp_index, n_trials)]
+    jobs = [(obj, object_pose, grasp_pose, params, s, record) for s in trial_seeds(seed, grasp_index, n_trials)]
     workers = min(workers or os.cpu_count() or 1, n_trials)
     results = []
     if workers <= 1:

@@ -357,7 +357,9 @@ def merge_cells(cells: Sequence[xr.Dataset], dims: Sequence[str], attrs: Mapping
         cube[name].attrs = SHARED_ATTRS[name]
     cube.attrs.update(attrs or {})
     order = [d for d in (*dims, "grasp", "trial", "physical_trial") if d in cube.dims]
-    return cube.transpose(*order)
+    # the cells' on-disk encodings must not carry over: a string variable read from a cell keeps
+    # that cell's fixed width, and the merged cube would truncate every longer reason to it
+    return cube.transpose(*order).drop_encoding()
 
 
 def robustness(cube: xr.Dataset) -> xr.DataArray:

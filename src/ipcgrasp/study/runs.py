@@ -32,6 +32,7 @@ from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.simulate import run_trial
 from ipcgrasp.study.cube import MODEL_INFO, prediction_cell, simulation_cell
+from ipcgrasp.study.replay import fixed_params_attr
 
 ALWAYS_SUCCESS = "always_success"
 """Name of the trivial predictor that is always in the evaluation table."""
@@ -85,6 +86,7 @@ def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[i
             row.append(result)
         results.append(row)
     psi_th = params.psi_th if params.close_rule == "psi" else float("nan")
+    attrs = {**(attrs or {}), "sim_params": fixed_params_attr(params)}  # what a replay needs (study.replay)
     cell = simulation_cell(results, grasps, seeds, physical.results[grasps], scalars, psi_th, attrs)
     if params.critical_mass:
         cell.critical_mass.attrs.update(max_mass=params.max_mass, mass_rate=params.mass_rate,

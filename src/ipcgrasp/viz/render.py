@@ -341,7 +341,7 @@ def _subsample(n: int, every: int) -> list[int]:
 
 def _recorded(result) -> None:
     if not result.frames or not result.faces:
-        raise ValueError("the trial has no recorded frames; simulate it with record="frames"")
+        raise ValueError("the trial has no recorded frames; simulate it with record='frames'")
 
 
 def render_trial(result, out_path: str | os.PathLike, fps: float = 10.0, every: int = 2, *,
