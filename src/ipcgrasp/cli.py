@@ -209,7 +209,8 @@ def _cmd_simulate(args) -> int:
         _write_trajectory(args, trials[0], 0, params, args.trajectory)
     if args.trajectory_dir:
         for k, trial in enumerate(trials):
-            _write_trajectory(args, trial, k, params, Path(args.trajectory_dir) / f"{args.object}_grasp{args.grasp}_trial{k}.nc")
+            path = Path(args.trajectory_dir) / f"{args.object}_grasp{args.grasp}_trial{k}.nc"
+            _write_trajectory(args, trial, k, params, path)
     return 0
 
 
@@ -221,6 +222,48 @@ def _write_trajectory(args, result, trial: int, params, path) -> None:
         return
     write_trajectory(result, path, params, object=args.object, grasp=args.grasp, trial=trial, root_seed=args.seed)
     print(f"wrote {path}")
+
+
+def _cmd_plot(args) -> int:
+    from ipcgrasp.grasp.trajectory import read_trajectory
+    from ipcgrasp.viz.trajectory_plot import plot_trajectory
+
+    out = args.out or str(Path(args.trajectory).with_suffix(".png"))
+    plot_trajectory(read_trajectory(args.trajectory), out)
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_replay(args) -> int:
+    import yaml
+
+    from ipcgrasp.grasp.simulate import run_trial
+    from ipcgrasp.study.cube import read_cube
+    from ipcgrasp.study.replay import stored_trial
+
+    fixed = None
+    if args.config:
+        with open(args.config) as stream:
+            fixed = yaml.safe_load(stream)["sim"]
+    setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw}
+    stored = stored_trial(read_cube(args.cube), args.object, args.grasp, args.trial, setting, fixed)
+    obj, physical = _physical_grasp(args)
+    record = ("frames",) * (args.render is not None) + ("trajectory",) * (args.trajectory is not None)
+    result = run_trial(obj, physical.object_poses[args.grasp], physical.grasp_poses[args.grasp], stored.params,
+                       stored.seed, record=record)
+    args.seed = stored.seed
+    _report(args, [result], physical, stored.params)
+    same = (result.success, result.failure_mode, result.reason) == (stored.success, stored.failure_mode,
+                                                                     stored.reason) \
+        and all(a == b or (math.isnan(a) and math.isnan(b)) for a, b in zip(result.close_forces, stored.close_forces))
+    print(("replay matches the stored trial" if same else
+           f"replay DIFFERS from the stored trial: stored {stored.failure_mode or 'success'} ({stored.reason}), "
+           f"closing forces {stored.close_forces}") + f" (seed {stored.seed})")
+    if args.render:
+        _render(args, result, args.render)
+    if args.trajectory:
+        _write_trajectory(args, result, args.trial, stored.params, args.trajectory)
+    return 0 if same else 1
 
 
 def _cmd_render(args) -> int:
@@ -381,6 +424,30 @@ def build_parser() -> argparse.ArgumentParser:
                           help="after each successful hold, ramp the object's mass at 1.2 kg/s until it slips "
                                "(PrendoSim critical mass)")
     simulate.set_defaults(func=_cmd_simulate)
+
+    plot = commands.add_parser("plot", help="plot a trajectory file: forces, jaw opening, object height and "
+                                            "rotation against time (PNG)")
+    plot.add_argument("trajectory", metavar="TRAJECTORY.nc", help="a file of `simulate --trajectory`")
+    plot.add_argument("--out", metavar="OUT.png", help="the picture (default: TRAJECTORY.png)")
+    plot.set_defaults(func=_cmd_plot)
+
+    replay = commands.add_parser("replay", help="rerun one stored trial of a study cube bit for bit and compare")
+    replay.add_argument("cube", metavar="CUBE.nc", help="a simulation cube, e.g. results/grid/rounded.nc")
+    replay.add_argument("--data",
+                        help="REACH data directory (else $IPCGRASP_DATA, ../shared/data/reach, resources/reach)")
+    replay.add_argument("--object", required=True, help="object name, e.g. cube_3cm")
+    replay.add_argument("--grasp", type=int, required=True, help="index of the physical grasp (0-based)")
+    replay.add_argument("--trial", type=_non_negative_int, required=True, help="trial index in the cube")
+    replay.add_argument("--E", type=float, help="the cube's E in Pa (needed when it has several)")
+    replay.add_argument("--mu", type=float, help="the cube's mu (needed when it has several)")
+    replay.add_argument("--rule", choices=CLOSE_RULES, help="the cube's close rule (needed when it has several)")
+    replay.add_argument("--jaw", choices=JAWS, help="the cube's jaw (needed when it has several)")
+    replay.add_argument("--config", metavar="CONFIG.yaml",
+                        help="the study's config, for its fixed `sim` parameters (only for cubes without the "
+                             "sim_params attribute)")
+    replay.add_argument("--render", metavar="OUT.gif", help="render the replayed trial (a .png: first and final)")
+    replay.add_argument("--trajectory", metavar="OUT.nc", help="record the replayed trial's trajectory")
+    replay.set_defaults(func=_cmd_replay, fps=10.0, every=2)
 
     from ipcgrasp.viz.camera import ELEVATION, parse_size
 

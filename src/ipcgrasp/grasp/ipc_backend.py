@@ -81,11 +81,11 @@ def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, 
 def pad_contact_forces(sim: Simulation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pads' point contacts on the object: points (K, 3) m, the barrier's normal force of each
     on the object (K, 3) N (kappa / dt^2 times the barrier gradient, as the engine's StepStats;
-    NaN under penalty contact, whose forces act on clusters, not on these pairs) and the pad of
-    each (K,) (0 or 1)."""
+    NaN under penalty contact, whose forces act on clusters, not on these pairs, and before the
+    first step) and the pad of each (K,) (0 or 1)."""
     coll, x, mesh = _collisions(sim, OBJECT, PADS)
-    penalty = sim.settings.contact_model != "barrier"
-    scale = 1.0 if penalty else sim.barrier_stiffness / sim.settings.dt ** 2
+    known = sim.settings.contact_model == "barrier" and sim.barrier_stiffness is not None  # None: before a step
+    scale = sim.barrier_stiffness / sim.settings.dt ** 2 if known else 1.0
     forces = contact.contact_forces(coll, mesh, x, sim.dhat, scale)
     vertices, positions, valid = _vertex_slots(coll, x)
     bodies = np.where(valid, mesh.vertex_body[vertices], -1)
@@ -95,7 +95,7 @@ def pad_contact_forces(sim: Simulation) -> tuple[np.ndarray, np.ndarray, np.ndar
         p, f = contact_point_forces(positions[rows], forces[rows], bodies[rows] == sim.index[OBJECT])
         points.append(p), on_object.append(f), pads.append(np.full(len(p), i, dtype=np.int64))
     forces = np.concatenate(on_object)
-    return np.concatenate(points), np.full_like(forces, np.nan) if penalty else forces, np.concatenate(pads)
+    return np.concatenate(points), forces if known else np.full_like(forces, np.nan), np.concatenate(pads)
 
 
 class IpcBackend(Backend):
