@@ -1,0 +1,26 @@
+"""The scripts in examples/ run as shipped and print / write what they say."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _run(name, *args, cwd):
+    done = subprocess.run([sys.executable, str(EXAMPLES / name), *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_simulate_one_grasp_writes_a_trajectory_a_plot_and_a_picture(tmp_path):
+    out = _run("simulate_one_grasp.py", tmp_path / "out", cwd=tmp_path)
+    assert "GraspResult(" in out and "closing forces [N]" in out
+    for name in ("grasp3.nc", "grasp3_forces.png", "grasp3.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 1000
+
+
+def test_friction_robustness_prints_both_settings(tmp_path):
+    out = _run("friction_robustness.py", cwd=tmp_path)
+    assert "mu = 0.1: R = " in out and "mu = 0.4: R = " in out and "physical robustness" in out
