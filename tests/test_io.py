@@ -41,3 +41,19 @@ def test_the_writer_gets_a_temporary_beside_the_target(tmp_path):
         assert tmp.parent == tmp_path and tmp.name != "out.nc" and tmp.exists()
         tmp.write_text("done")
     assert (tmp_path / "out.nc").read_text() == "done"
+
+
+def test_save_figure_atomic_leaves_the_previous_picture_when_saving_fails(tmp_path):
+    from matplotlib.figure import Figure
+
+    from ipcgrasp.io import save_figure_atomic
+
+    path = tmp_path / "figures" / "f.png"
+    fig = Figure()
+    fig.subplots().plot([0, 1], [1, 0])
+    save_figure_atomic(fig, path, dpi=50)
+    before = path.read_bytes()
+    assert before.startswith(b"\x89PNG")
+    with pytest.raises(Exception):
+        save_figure_atomic(fig, path, dpi="not a number")
+    assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == ["f.png"]

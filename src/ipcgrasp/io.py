@@ -45,3 +45,13 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
 
 def write_json_atomic(path: str | os.PathLike, obj) -> Path:
     return write_bytes_atomic(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+
+
+def save_figure_atomic(figure, path: str | os.PathLike, **savefig) -> Path:
+    """Save a matplotlib figure (`figure.savefig(..., **savefig)`, format from the suffix) to `path`
+    atomically: a run that fails leaves the previous picture in place."""
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=Path(path).suffix.lstrip(".") or "png", **savefig)
+    return write_bytes_atomic(path, buffer.getvalue())
