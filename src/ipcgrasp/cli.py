@@ -193,7 +193,7 @@ def _cmd_simulate(args) -> int:
     from ipcgrasp.io import write_json_atomic
 
     obj, physical, params = _grasp_setup(args)
-    first = ("frames",) * (args.render is not None) + ("trajectory",) * (args.trajectory is not None)
+    first = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     trials = _run_trials(obj, physical, args.grasp, params, args.trials, args.seed, args.workers,
                          record_first=first, record_all=("trajectory",) if args.trajectory_dir else ())
     simulated = _report(args, trials, physical, params)
@@ -220,7 +220,8 @@ def _write_trajectory(args, result, trial: int, params, path) -> None:
     if not result.trajectory:
         print(f"trial {trial} has no trajectory ({result.failure_mode}: {result.reason}); nothing written to {path}")
         return
-    write_trajectory(result, path, params, object=args.object, grasp=args.grasp, trial=trial, root_seed=args.seed)
+    write_trajectory(result, path, params, vertices=getattr(args, "vertices", False) and bool(result.frames),
+                     object=args.object, grasp=args.grasp, trial=trial, root_seed=args.seed)
     print(f"wrote {path}")
 
 
@@ -231,6 +232,24 @@ def _cmd_plot(args) -> int:
     out = args.out or str(Path(args.trajectory).with_suffix(".png"))
     plot_trajectory(read_trajectory(args.trajectory), out)
     print(f"wrote {out}")
+    return 0
+
+
+def _cmd_view(args) -> int:
+    import time
+
+    from ipcgrasp.grasp.trajectory import read_trajectory
+    from ipcgrasp.viz.viewer import serve_trajectory
+
+    server = serve_trajectory(read_trajectory(args.trajectory), args.host, args.port)
+    print(f"serving {args.trajectory} at http://{args.host}:{server.get_port()} (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
     return 0
 
 
@@ -248,7 +267,7 @@ def _cmd_replay(args) -> int:
     setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw}
     stored = stored_trial(read_cube(args.cube), args.object, args.grasp, args.trial, setting, fixed)
     obj, physical = _physical_grasp(args)
-    record = ("frames",) * (args.render is not None) + ("trajectory",) * (args.trajectory is not None)
+    record = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     result = run_trial(obj, physical.object_poses[args.grasp], physical.grasp_poses[args.grasp], stored.params,
                        stored.seed, record=record)
     args.seed = stored.seed
@@ -420,6 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="record the first trial's trajectory (per-step forces, poses, contacts) as NetCDF")
     simulate.add_argument("--trajectory-dir", metavar="DIR",
                           help="record every trial's trajectory as DIR/{object}_grasp{G}_trial{k}.nc")
+    simulate.add_argument("--vertices", action="store_true",
+                          help="keep every body's vertex positions in the first trial's --trajectory "
+                               "(for `ipcgrasp view`)")
     simulate.add_argument("--critical-mass", action="store_true",
                           help="after each successful hold, ramp the object's mass at 1.2 kg/s until it slips "
                                "(PrendoSim critical mass)")
@@ -430,6 +452,13 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("trajectory", metavar="TRAJECTORY.nc", help="a file of `simulate --trajectory`")
     plot.add_argument("--out", metavar="OUT.png", help="the picture (default: TRAJECTORY.png)")
     plot.set_defaults(func=_cmd_plot)
+
+    view = commands.add_parser("view", help="interactive 3D replay of a trajectory file in the browser")
+    view.add_argument("trajectory", metavar="TRAJECTORY.nc",
+                      help="a file of `simulate --trajectory OUT.nc --vertices` (vertex positions needed)")
+    view.add_argument("--host", default="127.0.0.1", help="address to serve on (default: %(default)s)")
+    view.add_argument("--port", type=int, default=8080, help="port (default: %(default)s; 0: any free one)")
+    view.set_defaults(func=_cmd_view)
 
     replay = commands.add_parser("replay", help="rerun one stored trial of a study cube bit for bit and compare")
     replay.add_argument("cube", metavar="CUBE.nc", help="a simulation cube, e.g. results/grid/rounded.nc")
@@ -447,6 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "sim_params attribute)")
     replay.add_argument("--render", metavar="OUT.gif", help="render the replayed trial (a .png: first and final)")
     replay.add_argument("--trajectory", metavar="OUT.nc", help="record the replayed trial's trajectory")
+    replay.add_argument("--vertices", action="store_true",
+                        help="keep every body's vertex positions in the trajectory (for `ipcgrasp view`)")
     replay.set_defaults(func=_cmd_replay, fps=10.0, every=2)
 
     from ipcgrasp.viz.camera import ELEVATION, parse_size

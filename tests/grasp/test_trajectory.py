@@ -70,13 +70,20 @@ def test_every_variable_has_units_and_long_name_and_the_forces_match_the_close(t
 
 def test_file_round_trip_with_parameters_seed_version_and_vertices(trials, tmp_path):
     _, _, both = trials
-    path = write_trajectory(both, tmp_path / "t.nc", SimParams(**SHORT), object="cube_3cm", grasp=0)
+    path = write_trajectory(both, tmp_path / "t.nc", SimParams(**SHORT), vertices=True, object="cube_3cm", grasp=0)
     ds = read_trajectory(path)
     assert ds.attrs["seed"] == 3 and ds.attrs["ipcgrasp_version"] == ipcgrasp.__version__
     assert SimParams(**json.loads(ds.attrs["params"])) == SimParams(**SHORT)
     assert ds.attrs["object"] == "cube_3cm" and ds.attrs["success"] == int(both.success)
     assert ds.vertices_object.shape == (both.steps, len(both.frames[0]["object"]), 3)
     np.testing.assert_array_equal(ds.vertices_pad0.values[-1], both.frames[-1]["pad0"])
+
+
+def test_vertices_need_recorded_frames(trials, tmp_path):
+    _, recorded, both = trials
+    assert "vertices_object" not in trajectory_dataset(both)  # only when asked
+    with pytest.raises(ValueError, match="recorded no frames"):
+        trajectory_dataset(recorded, vertices=True)
 
 
 def test_unknown_recordings_are_refused():

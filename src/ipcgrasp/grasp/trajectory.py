@@ -6,8 +6,9 @@ variable; the trial's parameters, seed and the ipcgrasp version as attributes).
 trial is simulated with record="trajectory" (`simulate_grasp`); `trajectory_dataset` turns them
 into a Dataset over dims time (one per step), pad (0, 1), contact (the pads' point contacts on the
 object, padded to the largest count of any step; `n_pad_contacts` says how many of each step are
-real, the rest NaN) and xyz; with frames recorded too (record=("frames", "trajectory")) also the
-world vertex positions of every body (dims time, <body>_vertex, xyz). A model that does not
+real, the rest NaN) and xyz; optionally, for a trial that recorded frames too
+(record=("frames", "trajectory")), the world vertex positions of every body (dims time,
+<body>_vertex, xyz). A model that does not
 report a quantity stores NaN for it (MuJoCo: friction forces, strain energies, ground reaction,
 per-contact points and forces, Newton iterations, minimum distance).
 """
@@ -121,12 +122,13 @@ def _padded(rows, width: int, fill, dtype) -> np.ndarray:
     return out
 
 
-def trajectory_dataset(result, params=None, attrs: dict | None = None) -> xr.Dataset:
+def trajectory_dataset(result, params=None, attrs: dict | None = None, vertices: bool = False) -> xr.Dataset:
     """The trajectory of a trial simulated with record="trajectory" (GraspResult) as a Dataset.
     Attributes: the trial's outcome (success, failure_mode, reason, squeeze_time and close_time in
     s), its seed, `params` (SimParams) as JSON and one attribute per field (`param_<name>`), the
-    ipcgrasp version, the creation time and `attrs` (e.g. object, grasp). When the trial also
-    recorded frames, each body's vertex positions per step (`vertices_<body>`, m)."""
+    ipcgrasp version, the creation time and `attrs` (e.g. object, grasp). With `vertices` (the
+    trial must also have recorded frames) each body's vertex positions per step
+    (`vertices_<body>`, m) and surface triangles (`faces_<body>`)."""
     steps = result.trajectory
     if not steps:
         raise ValueError("the trial has no trajectory; simulate it with record=\"trajectory\"")
@@ -160,7 +162,8 @@ def trajectory_dataset(result, params=None, attrs: dict | None = None) -> xr.Dat
         if name == "phase":
             var_attrs.update(flag_values=np.arange(len(PHASES), dtype=np.int8), flag_meanings=" ".join(PHASES))
         data[name] = (v.dims, values[name], var_attrs)
-    data.update(_vertices(result, len(steps)))
+    if vertices:
+        data.update(_vertices(result, len(steps)))
     coords = {"time": ("time", np.array([s.time for s in steps]), {"units": "s", "long_name": "simulated time"}),
               "pad": ("pad", np.arange(2), {"units": "1", "long_name": "pad (jaw) index"}),
               "xyz": ("xyz", ["x", "y", "z"], {"long_name": "world axis (z up)"}),
@@ -170,9 +173,10 @@ def trajectory_dataset(result, params=None, attrs: dict | None = None) -> xr.Dat
 
 def _vertices(result, n_steps: int) -> dict:
     """vertices_<body> (time, <body>_vertex, xyz) m from the recorded frames (the first frame is
-    the state before the first step), or none without frames."""
+    the state before the first step) and faces_<body>."""
     if not result.frames:
-        return {}
+        raise ValueError("the trial recorded no frames: simulate it with record=(\"frames\", \"trajectory\") "
+                         "to keep vertex positions")
     frames = result.frames[1:]
     if len(frames) != n_steps:
         raise ValueError(f"{len(frames)} frames after the start for {n_steps} trajectory steps")
@@ -201,11 +205,12 @@ def _attrs(result, params, extra) -> dict:
     return attrs
 
 
-def write_trajectory(result, path: str | os.PathLike, params=None, **attrs) -> Path:
-    """Write `trajectory_dataset(result, params, attrs)` as NetCDF-4 to `path` atomically."""
-    ds = trajectory_dataset(result, params, attrs)
+def write_trajectory(result, path: str | os.PathLike, params=None, vertices: bool = False, **attrs) -> Path:
+    """Write `trajectory_dataset(result, params, attrs, vertices)` as NetCDF-4 to `path` atomically
+    (zlib-compressed: the NaN padding of the contacts costs little)."""
+    ds = trajectory_dataset(result, params, attrs, vertices)
     with atomic_path(path) as tmp:
-        ds.to_netcdf(tmp, engine="netcdf4")
+        ds.to_netcdf(tmp, engine="netcdf4", encoding={name: {"zlib": True, "complevel": 4} for name in ds.data_vars})
     return Path(path)
 
 
