@@ -34,11 +34,12 @@ PHASES = ("settle", "squeeze", "lift", "hold", "shake", "critical_mass")
 @dataclass(frozen=True)
 class StepRecord:
     """One accepted step: time (s), phase (one of PHASES), object pose (position (3,) m, rotation
-    (3, 3) world from object) and height (m, its lowest point above the ground), jaw opening (m, gap between the pads' front faces where the jaws
-    were sent) and jaw lag (m), per pad (2,) the normal and friction force on the object (N) and
-    the strain energy (J), the ground reaction on the object (3,) N, active contacts in the scene,
-    the pads' point contacts (K, 3) m with their normal forces on the object (K, 3) N and pad (K,),
-    the smallest contact distance (m) and the Newton iterations of the step."""
+    (3, 3) world from object) and height (m, its lowest point above the ground), jaw opening (m,
+    gap between the pads' front faces where the jaws were sent) and jaw lag (m), per pad (2,) the
+    normal and friction force on the object (N) and the strain energy (J), the ground reaction on
+    the object (3,) N, active contacts in the scene, the pads' point contacts (K, 3) m with their
+    normal forces on the object (K, 3) N and pad (K,), the smallest contact distance (m) and the
+    Newton iterations of the step."""
 
     time: float
     phase: str
