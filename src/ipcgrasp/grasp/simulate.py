@@ -12,8 +12,9 @@ from ipcgrasp.grasp.controller import GraspTrial
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
-from ipcgrasp.grasp.params import SimParams
+from ipcgrasp.grasp.params import SimParams, trial_count
 from ipcgrasp.grasp.perturbation import perturb_grasp
+from ipcgrasp.grasp.pose import rigid_pose
 
 
 @dataclass
@@ -37,6 +38,8 @@ def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams 
                    gripper: Gripper | None = None, record_frames: bool = False, progress=None) -> GraspResult:
     """Simulate one trial of a grasp (poses 4x4 in m, world z up; object_pose None: the object's
     most stable resting pose). The grasp pose is perturbed with `seed` by params' noise."""
+    object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
+    grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
@@ -60,6 +63,9 @@ def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | No
                seed: int = 0, workers: int | None = None, on_trial=None) -> Robustness:
     """Run `n_trials` perturbed trials (in `workers` processes; default: the CPU count) and
     return them with R = mean success. `on_trial(result)` is called as each trial finishes."""
+    object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
+    grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
+    n_trials = trial_count(n_trials)
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
