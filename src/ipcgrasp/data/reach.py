@@ -234,6 +234,5 @@ def _summarise_rounded_poses(path: Path, caught: list) -> None:
         if w not in rounded:
             warnings.warn(w.message, w.category, stacklevel=3)
     if rounded:
-        warnings.warn(f"{path}: {len(rounded)} pose(s) with rounded rotations re-orthonormalised to the nearest "
-                      f"rotation, e.g. {str(rounded[0].message).removeprefix(str(path) + ': ')}",
-                      PoseRoundingWarning, stacklevel=3)
+        worst = max(w.message.error for w in rounded)
+        warnings.warn(PoseRoundingWarning(str(path), worst, len(rounded)), stacklevel=3)

@@ -25,7 +25,14 @@ class PoseError(ValueError):
 
 
 class PoseRoundingWarning(UserWarning):
-    """A pose's rotation was rounded and has been replaced by the nearest rotation."""
+    """Rounded pose rotations were replaced by the nearest rotations: `where` names the pose (or
+    the file of `count` poses), `error` is the largest max |R^T R - I|."""
+
+    def __init__(self, where: str, error: float, count: int = 1):
+        what = "rotation rounded" if count == 1 else f"{count} pose rotations rounded"
+        super().__init__(f"{where}: {what} (max |R^T R - I| = {error:.3g}, within the tolerance "
+                         f"{ROUNDING_TOLERANCE}); re-orthonormalised to the nearest rotation")
+        self.where, self.error, self.count = where, error, count
 
 
 def nearest_rotation(matrix) -> np.ndarray:
@@ -63,9 +70,7 @@ def rigid_pose(pose, name: str) -> np.ndarray:
     matrix[3] = [0.0, 0.0, 0.0, 1.0]
     if error > EXACT_TOLERANCE:
         matrix[:3, :3] = nearest_rotation(rotation)
-        warnings.warn(f"{name}: rotation rounded (max |R^T R - I| = {error:.3g}, within the tolerance "
-                      f"{ROUNDING_TOLERANCE}); re-orthonormalised to the nearest rotation", PoseRoundingWarning,
-                      stacklevel=2)
+        warnings.warn(PoseRoundingWarning(name, error), stacklevel=2)
     return matrix
 
 
