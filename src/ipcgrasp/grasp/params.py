@@ -202,10 +202,12 @@ def _check_field(name: str, value) -> None:
         _check_number(name, value, FIELD_RANGES[name])
     elif name in FIELD_CHOICES:
         if not (isinstance(value, str) and value in FIELD_CHOICES[name]):
-            raise SimParamsError(name, f"SimParams.{name} must be one of {FIELD_CHOICES[name]}, got {value!r}")
+            raise SimParamsError(name, f"SimParams.{name} must be one of {FIELD_CHOICES[name]}, got {value!r}; "
+                                       "fix: use one of these names")
     elif name in FLAGS:
         if not isinstance(value, bool):
-            raise SimParamsError(name, f"SimParams.{name} must be true or false, got {value!r}")
+            raise SimParamsError(name, f"SimParams.{name} must be true or false, got {value!r}; "
+                                       "fix: give a boolean")
     else:
         raise SimParamsError(name, f"SimParams.{name} has no rule: add it to FIELD_RANGES, FIELD_CHOICES or FLAGS "
                                    "in ipcgrasp/grasp/params.py")
