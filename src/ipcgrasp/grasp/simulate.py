@@ -22,8 +22,9 @@ from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
-from ipcgrasp.grasp.params import SimParams
+from ipcgrasp.grasp.params import SimParams, trial_count
 from ipcgrasp.grasp.perturbation import perturb_grasp, trial_seed
+from ipcgrasp.grasp.pose import rigid_pose
 from ipcgrasp.grasp.procedure import GraspProcedure
 
 
@@ -53,6 +54,8 @@ def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams 
     (`grasp.backend.Backend`; default the IPC engine, with penalty contact when
     params.contact_model is "penalty"). `progress(t)` is called with the simulated time (s)
     after every step."""
+    object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
+    grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
@@ -94,6 +97,9 @@ def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | No
     return them with R = mean success. Trial k uses trial_seed(seed, grasp_index, k), the seed
     the study gives trial k of grasp `grasp_index`. A trial that raises is recorded as a "solver"
     failure with its reason (`run_trial`). `on_trial(result)` is called as each trial finishes."""
+    object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
+    grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
+    n_trials = trial_count(n_trials)
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
