@@ -8,8 +8,11 @@
 # Needs root and Debian's slurmctld, slurmd, slurm-client and munge
 # (apt-get install slurmctld slurmd slurm-client munge). Everything it writes, the munge key, the
 # slurm.conf, the daemons' state, pid and log files, lives in one directory,
-# $LOCAL_SLURM_DIR (default ${TMPDIR:-/tmp}/ipcgrasp-local-slurm); nothing under /etc is touched.
-# The clients (sbatch, squeue, snakemake's slurm executor) find the cluster through SLURM_CONF.
+# $LOCAL_SLURM_DIR (default ${TMPDIR:-/tmp}/ipcgrasp-local-slurm). The clients find the cluster
+# through SLURM_CONF, except the `srun` that snakemake-executor-plugin-slurm-jobstep runs inside
+# each job: it strips SLURM_* variables from that srun's environment, so srun reads the default
+# path. Start therefore links /etc/slurm/slurm.conf to the temporary config (only when no
+# /etc/slurm/slurm.conf exists: it refuses to shadow a real SLURM), and stop removes that link.
 # One node (this host's name, on 127.0.0.1, all its CPUs), one default partition `compute` (the
 # name profiles/slurm uses), no accounting (so `sacct` fails: use `squeue` for job states).
 # Start is idempotent (a running cluster is reused); stop removes only what start created.
@@ -20,6 +23,7 @@ CTLD_PORT=${LOCAL_SLURM_CTLD_PORT:-6817}
 SLURMD_PORT=${LOCAL_SLURM_SLURMD_PORT:-6818}
 CONF=$DIR/slurm.conf
 MARKER=$DIR/.local_slurm   # written by start: stop removes $DIR only when it holds this
+ETC_CONF=/etc/slurm/slurm.conf
 NODE=$(hostname -s)
 
 say() { echo "local_slurm: $*" >&2; }
@@ -98,6 +102,9 @@ start() {
     die "$DIR exists and was not made by this script; set LOCAL_SLURM_DIR elsewhere"
   fi
   [ -e "$DIR" ] && { say "cleaning up a half-started cluster in $DIR"; stop; }
+  if [ -e "$ETC_CONF" ] || [ -L "$ETC_CONF" ]; then
+    die "$ETC_CONF exists (a SLURM configured on this machine?): use that cluster, or move it away"
+  fi
 
   mkdir -p "$DIR" && chmod 755 "$DIR" && touch "$MARKER"
   mkdir -p "$DIR/munge" "$DIR/slurmctld" "$DIR/slurmd"
@@ -105,6 +112,7 @@ start() {
   dd if=/dev/urandom of="$DIR/munge/munge.key" bs=1024 count=1 status=none
   chown munge: "$DIR/munge/munge.key" && chmod 400 "$DIR/munge/munge.key"
   write_config
+  ln -s "$CONF" "$ETC_CONF"
 
   runuser -u munge -- munged --key-file="$DIR/munge/munge.key" --socket="$DIR/munge/munge.socket" \
     --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/munge/munged.log" --seed-file="$DIR/munge/munged.seed" \
@@ -144,6 +152,7 @@ stop() {
     for i in $(seq 40); do [ -d "/proc/$pid" ] || break; sleep 0.25; done
     [ -d "/proc/$pid" ] && kill -9 "$pid"
   done
+  [ "$(readlink "$ETC_CONF" 2>/dev/null)" = "$CONF" ] && rm -f "$ETC_CONF"
   rm -rf "$DIR"
   say "stopped, removed $DIR"
 }
