@@ -41,7 +41,9 @@ SUBMITTED_RULES = {"calibration", "psi_sensitivity_cell", "grid_cell", "baseline
 # what differs between any two runs of the same study: timings and creation stamps
 TIMING_VARIABLES = {"wall_time", "grasp_wall_time", "runtime"}
 TIMING_COLUMNS = {"runtime_s", "wall_time_s", "median_s", "mean_s", "max_s", "ms_per_newton_iteration"}
-RUN_ATTRS = {"created"}
+# when the cube was written, and the work tree's commit then (equal in CI; an edit during the test
+# would mark one run's "+dirty")
+RUN_ATTRS = {"created", "git_commit"}
 VERDICTS = {"success", "failure_mode", "reason"}
 
 
@@ -153,8 +155,8 @@ def compare_markdown(path: str, a: str, b: str) -> None:
 
 
 def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
-    slurm_work, _, _ = slurm_study
-    local_work, _ = request.getfixturevalue("study")  # the local run test_study.py checks
+    slurm_work, slurm_log, _ = slurm_study
+    local_work, local_log = request.getfixturevalue("study")  # the local run test_study.py checks
     slurm_results, local_results = slurm_work / "results", local_work / "results"
     files = sorted(str(p.relative_to(local_results)) for p in local_results.rglob("*") if p.is_file()
                    and p.suffix in (".nc", ".csv", ".md", ".json") and p.name != "README.md")
@@ -187,4 +189,5 @@ def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
               f"{identical} of them identical but for timings), "
               f"{counts['.csv']} CSV and {counts['.md']} Markdown tables (timing columns left out), "
               f"{counts['.json']} JSON files: equal; held-out ipcgrasp verdicts "
-              f"{slurm_eval.success.values.ravel().astype(int).tolist()} both ways")
+              f"{slurm_eval.success.values.ravel().astype(int).tolist()} both ways; wall time through SLURM "
+              f"{elapsed_seconds(slurm_log) or float('nan'):.0f} s, locally {elapsed_seconds(local_log) or float('nan'):.0f} s")
