@@ -102,6 +102,8 @@ start() {
     die "$DIR exists and was not made by this script; set LOCAL_SLURM_DIR elsewhere"
   fi
   [ -e "$DIR" ] && { say "cleaning up a half-started cluster in $DIR"; stop; }
+  # a link to this config left by a start whose directory was since deleted is ours to replace
+  [ "$(readlink "$ETC_CONF" 2>/dev/null)" = "$CONF" ] && [ ! -e "$CONF" ] && rm -f "$ETC_CONF"
   if [ -e "$ETC_CONF" ] || [ -L "$ETC_CONF" ]; then
     die "$ETC_CONF exists (a SLURM configured on this machine?): use that cluster, or move it away"
   fi
