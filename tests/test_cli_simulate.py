@@ -74,7 +74,7 @@ def test_bad_arguments_are_exit_2(data_dir, capsys, bad):
 
 def test_invalid_parameters_are_exit_2(data_dir, capsys):
     assert main(["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "0", "--E", "-1"]) == 2
-    assert "SimParams.E must be positive" in capsys.readouterr().err
+    assert "SimParams.E must be a real number in [100000, 1e+12] Pa, got -1.0" in capsys.readouterr().err
 
 
 def test_simulate_runs_the_trials_prints_the_table_and_writes_json_and_gif(data_dir, tmp_path, capsys,

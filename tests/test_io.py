@@ -2,10 +2,11 @@
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
-from ipcgrasp.io import atomic_path, write_bytes_atomic, write_json_atomic
+from ipcgrasp.io import atomic_path, check_output_path, write_bytes_atomic, write_json_atomic
 
 
 def _umask():
@@ -57,3 +58,23 @@ def test_save_figure_atomic_leaves_the_previous_picture_when_saving_fails(tmp_pa
     with pytest.raises(Exception):
         save_figure_atomic(fig, path, dpi="not a number")
     assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == ["f.png"]
+
+
+def test_check_output_path_accepts_new_files_in_new_directories_and_writes_nothing(tmp_path):
+    assert check_output_path(tmp_path / "a" / "b" / "out.gif", (".gif", ".png")) == tmp_path / "a" / "b" / "out.gif"
+    assert check_output_path(tmp_path / "records", directory=True) == tmp_path / "records"
+    assert list(tmp_path.iterdir()) == []  # the write probe leaves nothing behind
+
+
+@pytest.mark.parametrize("make, kwargs, problem", [
+    (lambda tmp: tmp, {}, "is a directory; fix: give a file name"),
+    (lambda tmp: tmp / "file.txt", {"directory": True}, "is a file; fix: give a directory"),
+    (lambda tmp: tmp / "file.txt" / "out.json", {}, "file.txt is a file, not a directory"),
+    (lambda tmp: tmp / "out.MP4", {"suffixes": (".gif", ".png")}, r"unsupported file type '.MP4'; fix: .*\.gif or \.png"),
+    (lambda tmp: Path("/proc/out.json"), {}, "cannot write in /proc"),
+])
+def test_check_output_path_refuses_wrong_kinds_and_places(tmp_path, make, kwargs, problem):
+    (tmp_path / "file.txt").write_text("keep")
+    with pytest.raises(ValueError, match=problem):
+        check_output_path(make(tmp_path), **kwargs)
+    assert (tmp_path / "file.txt").read_text() == "keep"

@@ -53,6 +53,22 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _output(*suffixes: str, directory: bool = False):
+    """An argparse type: an output path checked before any work (`io.check_output_path`)."""
+    def output_path(text: str) -> Path:
+        from ipcgrasp.io import check_output_path
+
+        try:
+            return check_output_path(text, suffixes, directory)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return output_path
+
+
+RENDER_SUFFIXES = (".gif", ".png")
+"""What `_render` writes: an animated GIF (plus stills), or a .png of the first and final frame."""
+
+
 def _physical_grasp(args):
     """(object, physical grasps) of args.object with args.grasp checked; an unknown object or a
     grasp index out of range raises FileNotFoundError / ValueError (exit code 2)."""
@@ -181,7 +197,7 @@ def _render(args, result, out) -> None:
 
     caption = f"{args.object} grasp {args.grasp}"
     view = {key: getattr(args, key) for key in ("azimuth", "elevation", "size") if hasattr(args, key)}
-    if Path(out).suffix.lower() == ".png":
+    if out.suffix.lower() == ".png":
         render_stills(result, out, caption=caption, **view)
         print(f"wrote {out} (first frame and final frame)")
     else:
@@ -302,7 +318,7 @@ def _cmd_quality(args) -> int:
     from rich.table import Table
 
     from ipcgrasp import SimParams
-    from ipcgrasp.baselines.image_quality import SUCCESS_THRESHOLD, grasp_quality, render_silhouette
+    from ipcgrasp.baselines.image_quality import SUCCESS_THRESHOLD, grasp_quality
     from ipcgrasp.grasp.simulate import perturbed_grasp, trial_seeds
 
     obj, physical = _physical_grasp(args)
@@ -313,12 +329,12 @@ def _cmd_quality(args) -> int:
     for column in ("trial", "score", "lift", "D_m", "D_c", "D_t", "R_r [deg]", "S_a [deg]", "S_f [mm]",
                    "translation [mm]", "render [ms]", "measure [ms]"):
         table.add_column(escape(column), justify="right")
-    grasp_quality(render_silhouette(obj.mesh, grasp_pose, args.resolution, object_pose=object_pose))  # compile/load
+    grasp_quality(_silhouette(obj, grasp_pose, object_pose, args.resolution))  # compile/load
     scores = []
     for k, seed in enumerate(trial_seeds(args.seed, args.grasp, args.trials)):
         pose = perturbed_grasp(grasp_pose, params, seed)
         start = time.perf_counter()
-        silhouette = render_silhouette(obj.mesh, pose, args.resolution, object_pose=object_pose)
+        silhouette = _silhouette(obj, pose, object_pose, args.resolution)
         rendered = time.perf_counter()
         q = grasp_quality(silhouette)
         measured = time.perf_counter()
@@ -339,6 +355,17 @@ def _cmd_quality(args) -> int:
     if args.png:
         print(f"wrote {args.png}")
     return 0
+
+
+def _silhouette(obj, grasp_pose, object_pose, resolution: float):
+    """The object's silhouette along the approach at `resolution` (m); a raster too large for
+    memory raises ValueError naming --resolution."""
+    from ipcgrasp.baselines.image_quality import RasterSizeError, render_silhouette
+
+    try:
+        return render_silhouette(obj.mesh, grasp_pose, resolution, object_pose=object_pose)
+    except RasterSizeError as exc:
+        raise ValueError(f"--resolution {resolution:g}: {exc}") from None
 
 
 def _non_negative_int(text: str) -> int:
@@ -431,13 +458,13 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--trials", type=_positive_int, default=5, help="number of trials (default: %(default)s)")
     simulate.add_argument("--workers", type=_positive_int, default=1,
                           help="processes running trials in parallel (default: %(default)s)")
-    simulate.add_argument("--render", metavar="OUT.gif",
+    simulate.add_argument("--render", metavar="OUT.gif", type=_output(*RENDER_SUFFIXES),
                           help="render the first trial: animated GIF plus OUT_first.png and OUT_final.png "
                                "(a .png path: first and final frame side by side)")
-    simulate.add_argument("--json", metavar="OUT.json", help="write the trial summaries as JSON")
-    simulate.add_argument("--trajectory", metavar="OUT.nc",
+    simulate.add_argument("--json", metavar="OUT.json", type=_output(), help="write the trial summaries as JSON")
+    simulate.add_argument("--trajectory", metavar="OUT.nc", type=_output(".nc"),
                           help="record the first trial's trajectory (per-step forces, poses, contacts) as NetCDF")
-    simulate.add_argument("--trajectory-dir", metavar="DIR",
+    simulate.add_argument("--trajectory-dir", metavar="DIR", type=_output(directory=True),
                           help="record every trial's trajectory as DIR/{object}_grasp{G}_trial{k}.nc")
     simulate.add_argument("--vertices", action="store_true",
                           help="keep every body's vertex positions in the first trial's --trajectory "
@@ -450,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot = commands.add_parser("plot", help="plot a trajectory file: forces, jaw opening, object height and "
                                             "rotation against time (PNG)")
     plot.add_argument("trajectory", metavar="TRAJECTORY.nc", help="a file of `simulate --trajectory`")
-    plot.add_argument("--out", metavar="OUT.png", help="the picture (default: TRAJECTORY.png)")
+    plot.add_argument("--out", metavar="OUT.png", type=_output(".png"), help="the picture (default: TRAJECTORY.png)")
     plot.set_defaults(func=_cmd_plot)
 
     view = commands.add_parser("view", help="interactive 3D replay of a trajectory file in the browser")
@@ -474,8 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--config", metavar="CONFIG.yaml",
                         help="the study's config, for its fixed `sim` parameters (only for cubes without the "
                              "sim_params attribute)")
-    replay.add_argument("--render", metavar="OUT.gif", help="render the replayed trial (a .png: first and final)")
-    replay.add_argument("--trajectory", metavar="OUT.nc", help="record the replayed trial's trajectory")
+    replay.add_argument("--render", metavar="OUT.gif", type=_output(*RENDER_SUFFIXES), help="render the replayed trial (a .png: first and final)")
+    replay.add_argument("--trajectory", metavar="OUT.nc", type=_output(".nc"), help="record the replayed trial's trajectory")
     replay.add_argument("--vertices", action="store_true",
                         help="keep every body's vertex positions in the trajectory (for `ipcgrasp view`)")
     replay.set_defaults(func=_cmd_replay, fps=10.0, every=2)
@@ -484,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     render = commands.add_parser("render", help="simulate one trial of a grasp and render it")
     _add_trial_arguments(render)
-    render.add_argument("--out", required=True, metavar="OUT.gif",
+    render.add_argument("--out", required=True, metavar="OUT.gif", type=_output(*RENDER_SUFFIXES),
                         help="animated GIF plus OUT_first.png and OUT_final.png; a .png path: first and "
                              "final frame side by side")
     render.add_argument("--azimuth", type=float, default=None,
@@ -507,7 +534,7 @@ def build_parser() -> argparse.ArgumentParser:
     quality.add_argument("--no-noise", action="store_true", help="evaluate the recorded grasp pose unperturbed")
     quality.add_argument("--resolution", type=_positive_float, default=DEFAULT_RESOLUTION,
                          help="silhouette pixel size in m (default: %(default)g)")
-    quality.add_argument("--png", metavar="OUT.png", help="picture of the first trial's evaluation")
+    quality.add_argument("--png", metavar="OUT.png", type=_output(".png"), help="picture of the first trial's evaluation")
     quality.set_defaults(func=_cmd_quality)
 
     defaults = SimParams()
@@ -517,7 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="object mesh in metres (OBJ, STL, PLY, OFF: any format trimesh reads)")
     generate.add_argument("--mass", type=_positive_float, required=True, help="object mass in kg")
     generate.add_argument("--n", type=_positive_int, required=True, help="number of grasps")
-    generate.add_argument("--out", required=True, help="output directory (a rerun skips the records already there)")
+    generate.add_argument("--out", required=True, type=_output(directory=True), help="output directory (a rerun skips the records already there)")
     generate.add_argument("--name", help="object name in the records (default: the mesh file name)")
     generate.add_argument("--trials", type=_positive_int, default=5,
                           help="perturbed trials per grasp (default: %(default)s)")
@@ -539,12 +566,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    """The error's message on one line (MemoryError, which has none, with the fix)."""
+    if isinstance(exc, MemoryError):
+        return "out of memory; fix: fewer --workers, a coarser --resolution, or a smaller mesh"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"ipcgrasp: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
+    import yaml
+
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
-    except (FileNotFoundError, ValueError, RuntimeError) as exc:
-        print(f"ipcgrasp: error: {exc}", file=sys.stderr)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.func(args)
+    except (OSError, ValueError, RuntimeError, yaml.YAMLError, MemoryError) as exc:
+        print(f"ipcgrasp: error: {_one_line(exc)}", file=sys.stderr)
         return 2
 
 

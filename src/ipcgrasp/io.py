@@ -55,3 +55,31 @@ def save_figure_atomic(figure, path: str | os.PathLike, **savefig) -> Path:
     buffer = io.BytesIO()
     figure.savefig(buffer, format=Path(path).suffix.lstrip(".") or "png", **savefig)
     return write_bytes_atomic(path, buffer.getvalue())
+
+
+def check_output_path(path: str | os.PathLike, suffixes: tuple[str, ...] = (), directory: bool = False) -> Path:
+    """`path` checked before any work is done for it: a file (or, with `directory`, a directory)
+    that can be created or replaced there, with one of `suffixes` (lower case, e.g. ".gif") when
+    given. Missing parent directories are fine (the writers create them) if the nearest existing
+    one is a writable directory; this is probed by creating and removing a temporary file.
+    ValueError naming the path, the problem and the fix."""
+    path = Path(path)
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise ValueError(f"{path}: unsupported file type {path.suffix or '(none)'!r}; fix: end the name with "
+                         f"{' or '.join(suffixes)}")
+    if path.exists() and path.is_dir() != directory:
+        kind, want = ("a directory", "a file name") if path.is_dir() else ("a file", "a directory")
+        raise ValueError(f"{path} is {kind}; fix: give {want} here")
+    ancestor = path.parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ValueError(f"{path}: {ancestor} is a file, not a directory; fix: choose a path inside a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ipcgrasp-write-test-", dir=ancestor)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot write in {ancestor} ({exc.strerror}); fix: choose a writable "
+                         "location") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path

@@ -224,7 +224,7 @@ def test_a_box_beside_the_jaws_is_a_miss_and_one_overlapping_a_pad_starts_inside
 def test_a_sliver_between_the_cell_rays_still_gives_a_one_point_patch():
     # a thin plate whose edge pokes 0.1 mm into the pad's side: no cell centre sees it
     half_width = 0.5 * np.ptp(pad_footprint().polygon[:, 1])
-    plate = box_object([0.03, 0.03, 0.002])
+    plate = box_object([0.03, 0.03, 0.002], mass=0.01)
     grasp = top_down_grasp([0.0, 0.0, 0.0])
     # move the gripper sideways along its y axis (world x) so the plate's edge meets the pad's rim
     grasp[:3, 3] += [0.015 + half_width - 1e-4, 0.0, 0.0]

@@ -44,3 +44,60 @@ def test_archive_without_reach_layout_is_rejected(tmp_path):
     sha = hashlib.sha256(archive.read_bytes()).hexdigest()
     with pytest.raises(FetchError, match="no phys_grasps_json"):
         fetch_reach(tmp_path / "reach", url=archive.as_uri(), sha256=sha)
+
+
+def tree(root):
+    """{relative path: bytes} of every file under root."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_populated_dest_that_is_not_a_fetch_is_refused_and_nothing_is_deleted(tmp_path):
+    archive = tmp_path / "data.zip"
+    sha = make_archive(archive)
+    dest = tmp_path / "my_project"
+    (dest / "notes").mkdir(parents=True)
+    (dest / "notes" / "thesis.tex").write_text("years of work")
+    (dest / "object_meshes").mkdir()
+    (dest / "object_meshes" / "my_part.obj").write_text("v 0 0 0\n")
+    before = tree(dest)
+    with pytest.raises(FetchError, match=r"my_project is not empty and is not a previous .*fix: choose a new"):
+        fetch_reach(dest, url=archive.as_uri(), sha256=sha)
+    assert tree(dest) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.zip", "my_project"]  # no staging left behind
+
+
+def test_a_previous_fetch_is_replaced_but_files_added_to_it_stop_the_fetch(tmp_path):
+    archive = tmp_path / "data.zip"
+    sha = make_archive(archive)
+    dest = fetch_reach(tmp_path / "reach", url=archive.as_uri(), sha256=sha)
+    fetched = tree(dest)
+    assert ".ipcgrasp-fetch.json" in fetched
+    assert fetch_reach(dest, url=archive.as_uri(), sha256=sha) == dest  # a refetch replaces its own copy
+    assert tree(dest) == fetched
+    (dest / "object_meshes" / "added_by_user.obj").write_text("mine")
+    with pytest.raises(FetchError, match=r"1 file\(s\) the previous fetch did not write \(e.g. "
+                                         r"object_meshes/added_by_user.obj\)"):
+        fetch_reach(dest, url=archive.as_uri(), sha256=sha)
+    assert (dest / "object_meshes" / "added_by_user.obj").read_text() == "mine"
+
+
+def test_an_empty_dest_is_filled_and_a_file_dest_refused(tmp_path):
+    archive = tmp_path / "data.zip"
+    sha = make_archive(archive)
+    (tmp_path / "empty").mkdir()
+    assert is_reach_dir(fetch_reach(tmp_path / "empty", url=archive.as_uri(), sha256=sha))
+    (tmp_path / "a_file").write_text("keep")
+    with pytest.raises(FetchError, match="a_file is a file, not a directory"):
+        fetch_reach(tmp_path / "a_file", url=archive.as_uri(), sha256=sha)
+    assert (tmp_path / "a_file").read_text() == "keep"
+
+
+def test_an_archive_that_yields_no_files_fails_and_writes_nothing(tmp_path):
+    archive = tmp_path / "data.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for sub in ("object_meshes/", "phys_grasps_json/", "yumi_meshes/"):
+            zf.writestr("data/" + sub, "")  # directory entries only
+    sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+    with pytest.raises(FetchError, match="yielded no files in object_meshes, phys_grasps_json, yumi_meshes"):
+        fetch_reach(tmp_path / "reach", url=archive.as_uri(), sha256=sha)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.zip"]

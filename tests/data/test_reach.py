@@ -15,7 +15,7 @@ from ipcgrasp.data import (
     object_mesh_path,
 )
 from ipcgrasp.data.location import resolve_data_dir
-from ipcgrasp.data.reach import nearest_rotation
+from ipcgrasp.grasp.pose import nearest_rotation
 from ipcgrasp.data.registry import RegistryError
 
 # DATA.md section 2

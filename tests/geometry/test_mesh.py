@@ -7,6 +7,7 @@ import pytest
 import trimesh
 
 from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.geometry.mesh import MIN_GRASP_WIDTH
 from ipcgrasp.geometry import (
     MeshError,
     MeshRepairWarning,
@@ -131,7 +132,7 @@ def test_millimetre_mesh_gets_the_scale_hint(tmp_path):
 
 
 def test_tiny_and_huge_meshes_are_rejected():
-    with pytest.raises(MeshError, match="smaller than"):
+    with pytest.raises(MeshError, match="speck: largest bounding-box side .* narrowest object the pads can grasp"):
         validate_mesh(cube(1e-4), "speck")
     with pytest.raises(MeshError, match="larger than") as err:
         validate_mesh(cube(5000.0), "building")
@@ -202,3 +203,28 @@ def test_non_finite_vertices_are_rejected():
     vertices[0, 0] = np.nan
     with pytest.raises(MeshError, match="NaN"):
         validate_mesh(trimesh.Trimesh(vertices, mesh.faces, process=False), "nan")
+
+
+def test_the_smallest_object_is_the_narrowest_width_the_grasp_sampler_keeps():
+    from ipcgrasp.dataset.antipodal import MIN_WIDTH
+
+    assert MIN_WIDTH == MIN_GRASP_WIDTH
+    validate_mesh(cube(1.01 * MIN_GRASP_WIDTH), "just graspable")
+    with pytest.raises(MeshError, match="narrowest object the pads can grasp"):
+        validate_mesh(cube(0.9 * MIN_GRASP_WIDTH), "too small for the pads")
+
+
+def test_a_nan_vertex_is_reported_before_trimesh_processing_drops_it(tmp_path):
+    """trimesh.load(process=True) silently drops a NaN vertex and its faces; the remaining
+    tetrahedron would pass as a closed mesh."""
+    path = tmp_path / "nan_vertex.obj"
+    path.write_text("v 0 0 0\nv 0.03 0 0\nv 0 0.03 0\nv nan 0 0.03\nv 0 0 0.03\n"
+                    "f 1 3 2\nf 1 2 5\nf 2 3 5\nf 3 1 5\nf 1 2 4\n")
+    with pytest.raises(MeshError, match=r"nan_vertex.obj: 1 vertex\(es\) with NaN .*first: vertex 3"):
+        load_object_mesh(path)
+
+
+@pytest.mark.parametrize("mass", [True, "0.05", None, np.inf, -0.01])
+def test_mass_must_be_a_positive_real_number(cube_path, mass):
+    with pytest.raises(ValueError, match="cube: mass must be a positive finite number of kilograms"):
+        mass_properties(load_object_mesh(cube_path), mass, "cube")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from ipcgrasp.grasp.perturbation import perturb_grasp, trial_rng, trial_seed
+from ipcgrasp.grasp.perturbation import perturb_grasp, trial_seed
 
 
 def _grasp():
@@ -21,6 +21,11 @@ def _noise_samples(n, translation_std, rotation_std, seed=0):
     rng = np.random.default_rng(seed)
     noise = np.array([perturb_grasp(np.eye(4), rng, translation_std, rotation_std) for _ in range(n)])
     return noise[:, :3, 3], Rotation.from_matrix(noise[:, :3, :3]).as_rotvec()
+
+
+def _trial_rng(root_seed, grasp_index, trial_index):
+    """The generator of one trial, as simulate.perturbed_grasp makes it."""
+    return np.random.default_rng(trial_seed(root_seed, grasp_index, trial_index))
 
 
 def test_zero_std_returns_the_pose_unchanged():
@@ -72,9 +77,9 @@ def test_each_call_draws_six_normals_whatever_the_stds():
 
 def test_perturbation_is_deterministic_for_a_seed():
     grasp = _grasp()
-    first = perturb_grasp(grasp, trial_rng(0, 3, 2))
-    assert np.array_equal(first, perturb_grasp(grasp, trial_rng(0, 3, 2)))
-    assert not np.allclose(first, perturb_grasp(grasp, trial_rng(0, 3, 1)))
+    first = perturb_grasp(grasp, _trial_rng(0, 3, 2))
+    assert np.array_equal(first, perturb_grasp(grasp, _trial_rng(0, 3, 2)))
+    assert not np.allclose(first, perturb_grasp(grasp, _trial_rng(0, 3, 1)))
 
 
 def test_invalid_arguments_raise():
@@ -98,7 +103,7 @@ def test_trial_seeds_are_distinct_and_independent_of_call_order():
     # keys that a naive combination would confuse
     assert trial_seed(0, 1, 0) != trial_seed(0, 0, 1) != trial_seed(1, 0, 0)
     assert trial_seed(np.int64(2), np.int32(4), 3) == seeds[(2, 4, 3)]
-    rng = trial_rng(1, 24, 4)
+    rng = _trial_rng(1, 24, 4)
     assert rng.standard_normal(4).tolist() == np.random.default_rng(seeds[(1, 24, 4)]).standard_normal(4).tolist()
 
 

@@ -17,7 +17,9 @@ PHASES = {"initialise", "squeeze", "lift", "judge"}
 
 
 def block(mass: float) -> GraspObject:
-    return GraspObject.from_mesh(trimesh.creation.box(extents=BLOCK), mass=mass, name="block")
+    # deliberately denser than any material (up to 2 kg in 18 cm^3) to make it slip or drop
+    return GraspObject.from_mesh(trimesh.creation.box(extents=BLOCK), mass=mass, name="block",
+                                 density_range=(0.0, float("inf")))
 
 
 def top_down_grasp(sideways: float = 0.0, along: float = 0.0) -> np.ndarray:

@@ -68,7 +68,10 @@ def test_cube_trial_runs_to_completion(cube_trials, grasp):
     assert r.seed == grasp and r.steps > 0 and r.newton_iterations > 0
     assert r.reason
     assert set(r.faces) == BODIES
-    assert all(set(f) == BODIES | {"time"} for f in r.frames)
+    assert all(set(f) == BODIES | {"time", "contacts"} for f in r.frames)
+    assert all(f["contacts"].ndim == 2 and f["contacts"].shape[1] == 3 for f in r.frames)
+    if r.success:  # held: the last frame shows where the pads touch the cube
+        assert len(r.frames[-1]["contacts"]) > 0
     assert 0.0 < r.min_distance < np.inf
 
 

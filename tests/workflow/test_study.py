@@ -1,10 +1,10 @@
 """The smoke study end to end in a copy of the repository: every stage through the
-cluster-generic executor plugin (profiles/local-cluster), then reruns with the local executor:
-nothing to do, and after an interrupted grid only the unfinished job and what depends on it."""
+cluster-generic executor plugin (profiles/local-cluster; the `study` fixture in conftest.py), then
+reruns with the local executor: nothing to do, and after an interrupted grid only the unfinished
+job and what depends on it."""
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +19,6 @@ from ipcgrasp.study.cube import read_cube, write_netcdf_atomic
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 LOST_CELL = "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc"
 DOWNSTREAM_OF_LOST_CELL = {"grid_cell", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
@@ -43,16 +42,6 @@ def rules_run(output: str) -> dict[str, int]:
         return {}
     table = output.split("Job stats:")[1].split("total")[0]
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
-
-
-@pytest.fixture(scope="module")
-def study(tmp_path_factory):
-    """The smoke study, run once per session through the cluster-generic executor."""
-    work = tmp_path_factory.mktemp("study") / "repo"
-    shutil.copytree(REPO, work, ignore=shutil.ignore_patterns(".venv", ".git", "results", ".snakemake",
-                                                              ".pytest_cache", "__pycache__"))
-    run = snakemake(work, "--profile", "profiles/local-cluster")
-    return work, run.stdout + run.stderr
 
 
 def test_every_table_cube_notebook_and_figure_exists(study):

@@ -12,12 +12,17 @@ from ipcgrasp.baselines import MODELS
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import list_objects
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.study.config import ConfigError, check_config
 from ipcgrasp.study.cube import value_label
 from ipcgrasp.study.runs import ALWAYS_SUCCESS
 from ipcgrasp.study.split import object_split
 from ipcgrasp.study.sweeps import SWEEP_MODELS, sweep_settings
 
 validate(config, schema="../schemas/config.schema.yaml")
+try:
+    check_config(config)  # NaN (which JSON schema lets through) and SimParams' own rules, by key path
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
 
 # The notebook directive calls `papermill`: put the running environment's bin/ first on PATH, so
 # it is found when snakemake is started as .venv/bin/snakemake without activating the venv.

@@ -82,10 +82,12 @@ __all__ = [
     "DEFAULT_RESOLUTION",
     "FEATURE_NAMES",
     "K_MIN",
+    "MAX_PIXELS",
     "NORMAL_SIGMA_PX",
     "YUMI_OPENING",
     "YUMI_PAD_WIDTH",
     "ImageQuality",
+    "RasterSizeError",
     "Silhouette",
     "grasp_quality",
     "image_quality",
@@ -99,6 +101,9 @@ YUMI_OPENING = 50e-3
 """Distance between the fully open YuMi tooltips, m (DATA.md section 3): the opening range r."""
 DEFAULT_RESOLUTION = 0.25e-3
 """Silhouette pixel size, m."""
+MAX_PIXELS = 25_000_000
+"""Largest silhouette raster (pixels): 25 MB of mask, a 1 m object at DEFAULT_RESOLUTION; a finer
+resolution raises RasterSizeError before anything is allocated."""
 K_MIN = 0.9
 """Weight k of the minimum feature score in eq. 17 (the paper's value)."""
 ANGLE_THRESHOLD = math.pi / 3
@@ -227,6 +232,10 @@ def _rasterize(xy, faces, x0, y0, res, n_rows, n_cols):
     return mask
 
 
+class RasterSizeError(ValueError):
+    """The silhouette raster would exceed MAX_PIXELS at the requested resolution."""
+
+
 def render_silhouette(mesh: trimesh.Trimesh, grasp_pose, resolution: float = DEFAULT_RESOLUTION,
                       margin: float = 1e-3, object_pose=None) -> Silhouette:
     """Orthographic silhouette of `mesh` seen along the gripper's approach axis (gripper z).
@@ -247,6 +256,10 @@ def render_silhouette(mesh: trimesh.Trimesh, grasp_pose, resolution: float = DEF
     hi = np.ceil((xy.max(axis=0) + margin) / resolution).astype(np.int64)
     x0, y0 = lo * resolution
     n_cols, n_rows = (hi - lo).tolist()
+    if n_cols * n_rows > MAX_PIXELS:
+        raise RasterSizeError(f"a silhouette of {n_cols} x {n_rows} pixels at resolution {resolution:g} m exceeds "
+                              f"{MAX_PIXELS:.3g} pixels; fix: a resolution of at least "
+                              f"{resolution * math.sqrt(n_cols * n_rows / MAX_PIXELS):.3g} m")
     faces = np.ascontiguousarray(mesh.faces, dtype=np.int64)
     mask = _rasterize(xy, faces, float(x0), float(y0), float(resolution), n_rows, n_cols)
     return Silhouette(mask, resolution, (float(x0), float(y0)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +18,10 @@ from typing import NoReturn
 import numpy as np
 
 from ipcgrasp.data.registry import ObjectInfo, load_registry, object_info
+from ipcgrasp.grasp.pose import PoseError, PoseRoundingWarning, rigid_pose
 
 MESH_DIR = "object_meshes"
 GRASP_DIR = "phys_grasps_json"
-# the recorded object rotations are rounded to 0.01, so R^T R deviates from I by up to ~0.01
-ORTHONORMAL_TOLERANCE = 0.02
 # the trials of one grasp must repeat its poses; the bundled data repeats them exactly
 SAME_POSE_TOLERANCE = 1e-9
 REQUIRED_FIELDS = ("obj", "grasp", "pose", "stable_pose", "attempt", "trial", "result")
@@ -117,14 +117,6 @@ def load_object(data_dir: str | os.PathLike, name: str,
     return mesh, object_info(dict(registry), name).mass
 
 
-def nearest_rotation(matrix) -> np.ndarray:
-    """The rotation closest in Frobenius norm to a 3x3 matrix: U diag(1, 1, det(U V^T)) V^T
-    from its SVD M = U S V^T."""
-    u, _, vt = np.linalg.svd(np.asarray(matrix, dtype=np.float64))
-    d = np.sign(np.linalg.det(u @ vt))
-    return u @ np.diag([1.0, 1.0, d]) @ vt
-
-
 class _Record:
     """Field access to one JSON record, raising DataFormatError with file/record/field."""
 
@@ -156,25 +148,11 @@ class _Record:
         return value
 
     def rigid_transform(self, field: str) -> np.ndarray:
-        value = self.record[field]
+        """The field's 4x4 pose, checked and re-orthonormalised by `grasp.pose.rigid_pose`."""
         try:
-            matrix = np.array(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            matrix = None
-        if matrix is None or matrix.shape != (4, 4):
-            shape = "ragged" if matrix is None else matrix.shape
-            self.fail(field, f"expected a 4x4 matrix (list of 4 rows of 4 numbers), got shape {shape}")
-        if not np.all(np.isfinite(matrix)):
-            self.fail(field, "matrix has non-finite entries")
-        if not np.array_equal(matrix[3], [0.0, 0.0, 0.0, 1.0]):
-            self.fail(field, f"not a rigid transform: last row is {matrix[3].tolist()}, expected [0, 0, 0, 1]")
-        rotation = matrix[:3, :3]
-        deviation = np.abs(rotation.T @ rotation - np.eye(3)).max()
-        if deviation > ORTHONORMAL_TOLERANCE or np.linalg.det(rotation) <= 0.0:
-            self.fail(field, f"not a rigid transform: rotation part has max |R^T R - I| = {deviation:.3g} "
-                             f"(tolerance {ORTHONORMAL_TOLERANCE}) and det {np.linalg.det(rotation):.3g} "
-                             "(must be > 0)", "Store a proper rotation (orthonormal, det +1) and translation in metres.")
-        return matrix
+            return rigid_pose(self.record[field], f"{self.path}: record {self.index}, field '{field}'")
+        except PoseError as exc:
+            raise DataFormatError(str(exc)) from None
 
 
 def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> PhysicalGrasps:
@@ -182,7 +160,8 @@ def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> Physi
 
     Records are grouped by `attempt` (grasp index 0..G-1) and `trial` (0..T-1); every grasp must
     have the same T trials exactly once, and its trials must share `grasp`, `pose` and
-    `stable_pose`. Object rotations are replaced by the nearest rotation.
+    `stable_pose`. Poses are checked by `grasp.pose.rigid_pose`: rounded rotations (the file's
+    object rotations, to 0.01) are replaced by the nearest rotation, with one warning per file.
     """
     path = physical_grasps_path(data_dir, object_name)
     try:
@@ -193,21 +172,10 @@ def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> Physi
         raise DataFormatError(f"{path}: expected a non-empty JSON list of grasp-trial records (DATA.md "
                               f"section 2), got {type(records).__name__}{' (empty)' if records == [] else ''}.")
 
-    by_attempt: dict[int, dict[int, tuple[_Record, np.ndarray, np.ndarray, int, bool]]] = {}
-    for index, raw in enumerate(records):
-        rec = _Record(path, index, raw)
-        if rec.record["obj"] != object_name:
-            rec.fail("obj", f"object {rec.record['obj']!r} in the file of {object_name!r}",
-                     "Each phys_grasps_json/<object>.json must hold only that object's grasps.")
-        attempt, trial = rec.integer("attempt"), rec.integer("trial")
-        entry = (rec, rec.rigid_transform("grasp"), rec.rigid_transform("pose"),
-                 rec.integer("stable_pose"), rec.boolean("result"))
-        trials = by_attempt.setdefault(attempt, {})
-        if trial in trials:
-            rec.fail("trial", f"attempt {attempt} has trial {trial} twice (also record {trials[trial][0].index})",
-                     "Each (attempt, trial) pair must appear exactly once.")
-        trials[trial] = entry
-
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PoseRoundingWarning)
+        by_attempt = _records_by_attempt(path, records, object_name)
+    _summarise_rounded_poses(path, caught)
     n_grasps = len(by_attempt)
     if sorted(by_attempt) != list(range(n_grasps)):
         missing = sorted(set(range(max(by_attempt) + 1)) - set(by_attempt))
@@ -242,6 +210,35 @@ def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> Physi
             results[attempt, trial] = result
         grasp_poses[attempt] = grasp0
         object_poses[attempt] = pose0
-        object_poses[attempt, :3, :3] = nearest_rotation(pose0[:3, :3])
         stable_poses[attempt] = stable0
     return PhysicalGrasps(object_name, grasp_poses, object_poses, stable_poses, results)
+
+
+def _records_by_attempt(path: Path, records: list, object_name: str) -> dict:
+    """attempt -> trial -> (record, grasp pose, object pose, stable pose, result), each field checked."""
+    by_attempt: dict[int, dict[int, tuple[_Record, np.ndarray, np.ndarray, int, bool]]] = {}
+    for index, raw in enumerate(records):
+        rec = _Record(path, index, raw)
+        if rec.record["obj"] != object_name:
+            rec.fail("obj", f"object {rec.record['obj']!r} in the file of {object_name!r}",
+                     "Each phys_grasps_json/<object>.json must hold only that object's grasps.")
+        attempt, trial = rec.integer("attempt"), rec.integer("trial")
+        entry = (rec, rec.rigid_transform("grasp"), rec.rigid_transform("pose"),
+                 rec.integer("stable_pose"), rec.boolean("result"))
+        trials = by_attempt.setdefault(attempt, {})
+        if trial in trials:
+            rec.fail("trial", f"attempt {attempt} has trial {trial} twice (also record {trials[trial][0].index})",
+                     "Each (attempt, trial) pair must appear exactly once.")
+        trials[trial] = entry
+    return by_attempt
+
+
+def _summarise_rounded_poses(path: Path, caught: list) -> None:
+    """One warning for the file's re-orthonormalised poses; other caught warnings re-issued."""
+    rounded = [w for w in caught if issubclass(w.category, PoseRoundingWarning)]
+    for w in caught:
+        if w not in rounded:
+            warnings.warn(w.message, w.category, stacklevel=3)
+    if rounded:
+        worst = max(w.message.error for w in rounded)
+        warnings.warn(PoseRoundingWarning(str(path), worst, len(rounded)), stacklevel=3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,11 @@ def load_registry(path: str | Path | None = None) -> dict[str, ObjectInfo]:
     if not path.is_file():
         raise RegistryError(f"{path}: object registry not found; pass the path of an objects.yaml "
                             "(see config/objects.yaml in the ipcgrasp repository for the format)")
-    doc = yaml.safe_load(path.read_text())
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise RegistryError(f"{path}: not valid YAML ({' '.join(str(exc).split())}); fix: correct the syntax at "
+                            "that line, as in config/objects.yaml") from None
     entries = doc.get("objects") if isinstance(doc, dict) else None
     if not isinstance(entries, dict) or not entries:
         raise RegistryError(f"{path}: expected a top-level mapping 'objects: {{name: {{mass_g, split, source}}}}'")
@@ -42,8 +47,8 @@ def load_registry(path: str | Path | None = None) -> dict[str, ObjectInfo]:
         if not isinstance(fields, dict):
             raise RegistryError(f"{where}: expected a mapping with mass_g, split, source")
         mass_g = fields.get("mass_g")
-        if not isinstance(mass_g, (int, float)) or isinstance(mass_g, bool) or not mass_g > 0:
-            raise RegistryError(f"{where}.mass_g: must be a positive number of grams, got {mass_g!r}")
+        if not isinstance(mass_g, (int, float)) or isinstance(mass_g, bool) or not 0 < mass_g < math.inf:
+            raise RegistryError(f"{where}.mass_g: must be a positive finite number of grams, got {mass_g!r}")
         split = fields.get("split", "heldout")
         if split not in SPLITS:
             raise RegistryError(f"{where}.split: must be one of {SPLITS}, got {split!r}")

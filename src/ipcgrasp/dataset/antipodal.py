@@ -35,6 +35,7 @@ import numpy as np
 import trimesh
 
 from ipcgrasp.baselines.contacts import cast_rays
+from ipcgrasp.geometry.mesh import MIN_GRASP_WIDTH
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
@@ -51,9 +52,9 @@ __all__ = [
     "sample_antipodal_grasps",
 ]
 
-MIN_WIDTH = 2e-3
-"""Narrowest object width (m) between the contacts the sampler keeps: thinner sheets and fins are
-finer than the pads' contact resolution."""
+MIN_WIDTH = MIN_GRASP_WIDTH
+"""Narrowest object width (m) between the contacts the sampler keeps: the smallest object size the
+mesh validator accepts (geometry.mesh.MIN_GRASP_WIDTH)."""
 GROUND_CLEARANCE = 2e-3
 """Smallest height (m) of the jaws above the ground: the object settles 1 mm from where it is
 placed and the simulator perturbs the grasp by about 1 mm."""

@@ -984,10 +984,25 @@ class Simulation:
             alpha = min(alpha, fraction)
         return alpha
 
-    def step(self, drivers=None) -> StepStats:
+    def step(self, drivers=None, dt: float | None = None) -> StepStats:
         """Advance one time step. `drivers`: name -> 4x4 target pose at the end of the step for
-        deformable bodies with prescribed vertices and for kinematic bodies.
+        deformable bodies with prescribed vertices and for kinematic bodies; dt (s): this step's
+        length (default settings.dt; e.g. half of it to retry a step that failed).
         Raises StepFailed (state unchanged) when Newton does not converge or a NaN appears."""
+        if dt is not None and dt != self.settings.dt:
+            if not (np.isfinite(dt) and dt > 0):
+                raise ValueError(f"dt must be positive and finite, got {dt!r}")
+            full, self.settings.dt = self.settings.dt, float(dt)
+            self._last_hessian_without_contact = (None, [], None, None)  # its h^2 terms belong to the old dt
+            try:
+                return self._checked_step(drivers)
+            finally:
+                self.settings.dt = full
+                self._last_hessian_without_contact = (None, [], None, None)
+        return self._checked_step(drivers)
+
+    def _checked_step(self, drivers) -> StepStats:
+        """`_step` with the state restored and StepFailed raised on any failure."""
         started = _time.perf_counter()
         last_good = self.state.copy()
         try:

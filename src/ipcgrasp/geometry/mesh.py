@@ -8,6 +8,8 @@ surface closed); everything else raises `MeshError` naming the mesh, the problem
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import warnings
 from dataclasses import dataclass, field
@@ -17,8 +19,10 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import trimesh
 
-MIN_DIAGONAL = 1e-3
-"""Smallest accepted bounding-box diagonal (m)."""
+MIN_GRASP_WIDTH = 2e-3
+"""Narrowest object width (m) the pads can grasp: thinner sheets and fins are finer than the pads'
+contact resolution. The grasp sampler keeps no contacts closer than this, and a mesh smaller than
+this in every direction (largest bounding-box side) is refused."""
 MAX_DIAGONAL = 2.0
 """Largest accepted bounding-box diagonal (m)."""
 DEGENERATE_AREA = 1e-12
@@ -80,7 +84,7 @@ def load_object_mesh(path: str | os.PathLike) -> trimesh.Trimesh:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"object mesh {path!r} does not exist")
     try:
-        mesh = trimesh.load(path, process=True, force="mesh")
+        mesh = trimesh.load(path, process=False, force="mesh")  # processing would drop NaN vertices unseen
     except Exception as exc:
         raise MeshError(
             f"object mesh {path!r} could not be read by trimesh ({type(exc).__name__}: {exc}); "
@@ -95,7 +99,7 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
     surface stays closed); closed two-manifold surface (every edge in exactly two faces);
     consistent winding (re-oriented when inconsistent); positive enclosed volume (all faces
     flipped when the surface is consistently inside-out); bounding-box diagonal between
-    MIN_DIAGONAL and MAX_DIAGONAL metres (a millimetre file gets a hint). Each repair emits a
+    MAX_DIAGONAL metres (a millimetre file gets a hint), largest side at least MIN_GRASP_WIDTH. Each repair emits a
     `MeshRepairWarning`; an unusable mesh raises `MeshError`. The repaired copy is `report.mesh`.
     """
     if not isinstance(mesh, trimesh.Trimesh):
@@ -103,8 +107,7 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
     mesh = mesh.copy()
     if len(mesh.faces) == 0:
         raise MeshError(f"{name}: the mesh has no faces; fix: export the object as a closed triangle surface")
-    if not np.all(np.isfinite(mesh.vertices)):
-        raise MeshError(f"{name}: vertex coordinates contain NaN or infinity; fix: re-export the mesh")
+    _check_finite_vertices(mesh.vertices, name)
     mesh.merge_vertices()
     mesh.remove_unreferenced_vertices()
     repairs: list[str] = []
@@ -153,16 +156,17 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
 
     if diagonal > MAX_DIAGONAL:
         hint = ""
-        if MIN_DIAGONAL <= diagonal * 1e-3 <= MAX_DIAGONAL:
+        if diagonal * 1e-3 <= MAX_DIAGONAL and max(mesh.extents) * 1e-3 >= MIN_GRASP_WIDTH:
             hint = (f" It looks like millimetres (scaled by 0.001 the diagonal is {diagonal * 1e-3:.4g} m);"
                     " fix: convert to metres, e.g. `mesh.apply_scale(0.001)` or re-export in metres.")
         raise MeshError(
             f"{name}: bounding-box diagonal {diagonal:.4g} m is larger than {MAX_DIAGONAL} m, "
             f"too large for a graspable object; meshes must be in metres.{hint}")
-    if diagonal < MIN_DIAGONAL:
+    if max(mesh.extents) < MIN_GRASP_WIDTH:
         raise MeshError(
-            f"{name}: bounding-box diagonal {diagonal:.4g} m is smaller than {MIN_DIAGONAL} m; "
-            "meshes must be in metres; fix: rescale the mesh to metres or re-export it in metres")
+            f"{name}: largest bounding-box side {max(mesh.extents):.4g} m is below {MIN_GRASP_WIDTH} m, the "
+            "narrowest object the pads can grasp; meshes must be in metres; fix: rescale the mesh to metres "
+            "or re-export it in metres")
 
     for repair in repairs:
         warnings.warn(f"{name}: {repair}", MeshRepairWarning, stacklevel=2)
@@ -177,6 +181,15 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
         repairs=tuple(repairs),
         mesh=mesh,
     )
+
+
+def _check_finite_vertices(vertices: np.ndarray, name: str) -> None:
+    """MeshError naming how many vertices (and the first, 0-based in file order) are NaN or infinite."""
+    bad = np.flatnonzero(~np.all(np.isfinite(vertices), axis=1))
+    if len(bad):
+        raise MeshError(f"{name}: {len(bad)} vertex(es) with NaN or infinite coordinates (first: vertex {bad[0]}, "
+                        f"0-based in file order, {vertices[bad[0]].tolist()}); fix: re-export the mesh with "
+                        "finite coordinates")
 
 
 def _consistent_orientation(faces: np.ndarray, adjacency: np.ndarray,
@@ -221,16 +234,17 @@ def _consistent_orientation(faces: np.ndarray, adjacency: np.ndarray,
     return flip
 
 
-def mass_properties(mesh: trimesh.Trimesh, mass: float) -> MassProperties:
-    """Mass properties of `mesh` filled uniformly with total `mass` (kg).
+def mass_properties(mesh: trimesh.Trimesh, mass: float, name: str = "<in-memory mesh>") -> MassProperties:
+    """Mass properties of `mesh` (called `name` in errors) filled uniformly with total `mass` (kg).
 
     Integrals over the closed surface by the divergence theorem (trimesh, after Eberly,
     "Polyhedral Mass Properties"). density = mass / volume; the second moment about the origin is
     S_o = S_c + m c c^T with S_c = tr(I_c)/2 * Id - I_c from the inertia I_c about the centre c.
     """
+    if isinstance(mass, bool) or not isinstance(mass, numbers.Real) or not (math.isfinite(mass) and mass > 0.0):
+        raise ValueError(f"{name}: mass must be a positive finite number of kilograms, got {mass!r} "
+                         f"({type(mass).__name__}); fix: pass the object's mass in kg as a number")
     mass = float(mass)
-    if not (np.isfinite(mass) and mass > 0.0):
-        raise ValueError(f"mass must be a positive finite number of kilograms, got {mass!r}")
     volume = float(mesh.volume)
     if not (mesh.is_watertight and volume > 0.0):
         raise MeshError(

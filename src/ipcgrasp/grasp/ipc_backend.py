@@ -111,6 +111,7 @@ class IpcBackend(Backend):
         self._index = [self.sim.index[name] for name in (OBJECT, *PADS)]
         self._base_mass = self.sim.bodies[self._index[0]].mass
         self._mass = self._base_mass
+        self._jaws = (0.0, 0.0)  # (closed, lifted) (m) after the last step
         self.stats = None
 
     def tooltip_poses(self, closed: float, lifted: float) -> np.ndarray:
@@ -122,13 +123,26 @@ class IpcBackend(Backend):
             poses[i, 2, 3] += lifted
         return poses
 
-    def step(self, closed: float, lifted: float) -> StepReport:
+    def _drivers(self, closed: float, lifted: float) -> dict:
         poses = self.tooltip_poses(closed, lifted)
-        drivers = {PADS[0]: poses[0], PADS[1]: poses[1], BACKINGS[0]: poses[0], BACKINGS[1]: poses[1]}
+        return {PADS[0]: poses[0], PADS[1]: poses[1], BACKINGS[0]: poses[0], BACKINGS[1]: poses[1]}
+
+    def step(self, closed: float, lifted: float) -> StepReport:
+        """One step; a step Newton cannot solve (e.g. a squeezed pad springing back as the object
+        leaves it) is retried once as two half steps, the jaws half way at the first."""
         try:
-            s = self.stats = self.sim.step(drivers)
+            s = self.stats = self.sim.step(self._drivers(closed, lifted))
         except StepFailed as exc:
-            raise BackendFailed(exc.reason) from exc
+            (closed0, lifted0), half = self._jaws, 0.5 * self.dt
+            try:
+                first = self.sim.step(self._drivers(0.5 * (closed0 + closed), 0.5 * (lifted0 + lifted)), dt=half)
+                s = self.stats = self.sim.step(self._drivers(closed, lifted), dt=half)
+            except StepFailed as again:
+                self.sim.restore(exc.state)
+                raise BackendFailed(f"{exc.reason} (and again in two half steps: {again.reason})") from exc
+            s.newton_iterations += first.newton_iterations
+            s.newton_converged = s.newton_converged and first.newton_converged
+        self._jaws = (closed, lifted)
         o, p0, p1 = self._index
         ground = len(self.sim.bodies)  # the ground's index in the engine's force tables
         return StepReport(time=s.time,
@@ -143,10 +157,10 @@ class IpcBackend(Backend):
                           max_force_gap=s.max_force_gap)
 
     def save(self):
-        return self.sim.state.copy(), self.sim.barrier_stiffness
+        return self.sim.state.copy(), self.sim.barrier_stiffness, self._jaws
 
     def restore(self, snapshot) -> None:
-        state, kappa = snapshot
+        state, kappa, self._jaws = snapshot
         self.sim.restore(state)
         self.sim.barrier_stiffness = kappa
 

@@ -1,8 +1,16 @@
-"""Parameters of one grasp trial: pad material, friction, closing rule, timing, noise."""
+"""Parameters of one grasp trial: pad material, friction, closing rule, timing, noise.
+
+Every rule about a valid SimParams lives here: the range of each field (`FIELD_RANGES`), the
+choices of the string fields (`FIELD_CHOICES`), the flags (`FLAGS`) and the rules that tie two
+fields together (`SimParams.__post_init__`). The study's config schema
+(workflow/schemas/config.schema.yaml) repeats the ranges of the fields it exposes; a test holds
+the two against each other.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields
 
 CLOSE_RULES = ("psi", "force")
@@ -14,10 +22,101 @@ barrier stiffness is floored so one contact carries close_force / CONTACTS_PER_P
 dhat."""
 STATIC_SPEED_FACTOR = 10
 """Relative speed (x eps_v) below which the object still counts as held by static friction."""
-MIN_SHAKE_STEPS = 8
-"""Time steps per shake cycle below which the sinusoid is not resolved."""
 MAX_EXTRA_LIFT = 5e-3
 """How far (m) beyond lift_height the jaws may rise while the object lags behind them."""
+MIN_SHAKE_STEPS = 8
+"""Time steps per shake cycle below which the shake's sinusoid is not resolved."""
+
+
+class SimParamsError(ValueError):
+    """A SimParams field has a wrong type or value; `field` names it, the message gives the fix."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Interval:
+    """Allowed values of a numeric field: a real (or `integer`) number between `low` and `high`
+    in the field's `unit`, each end included unless `open_low` / `open_high`; `optional` fields
+    may also be None (a default computed elsewhere)."""
+
+    low: float
+    high: float
+    unit: str
+    open_low: bool = False
+    open_high: bool = False
+    integer: bool = False
+    optional: bool = False
+
+    def contains(self, value: float) -> bool:
+        above = value > self.low if self.open_low else value >= self.low
+        below = value < self.high if self.open_high else value <= self.high
+        return above and below
+
+    def describe(self) -> str:
+        """E.g. "a real number in (0, 0.1] s"; "or None" for optional fields."""
+        kind = "an integer" if self.integer else "a real number"
+        ends = f"{'(' if self.open_low else '['}{self.low:g}, {self.high:g}{')' if self.open_high else ']'}"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{kind} in {ends}{unit}" + (" or None" if self.optional else "")
+
+
+def _positive(high: float, unit: str, **kw) -> Interval:
+    """(0, high] in `unit`."""
+    return Interval(0.0, high, unit, open_low=True, **kw)
+
+
+def _closed(low: float, high: float, unit: str = "", **kw) -> Interval:
+    """[low, high] in `unit`."""
+    return Interval(low, high, unit, **kw)
+
+
+FIELD_RANGES: dict[str, Interval] = {
+    "E": _closed(1e5, 1e12, "Pa"),
+    "nu": Interval(0.0, 0.5, "", open_high=True),
+    "density": _positive(1e5, "kg/m^3"),
+    "pad_resolution": _closed(2e-4, 0.02, "m"),
+    "mu": _closed(0.0, 5.0),
+    "mu_ground": _closed(0.0, 5.0),
+    "psi_th": _positive(1.0, "J"),
+    "psi_tol": _closed(0.0, 1.0),
+    "close_force": _positive(1000.0, "N"),
+    "max_grip_force": _positive(10000.0, "N"),
+    "closing_speed": _positive(1.0, "m/s", optional=True),
+    "close_duration": _positive(60.0, "s"),
+    "lift_speed": _positive(1.0, "m/s"),
+    "lift_height": _positive(0.5, "m"),
+    "hold_time": _closed(0.0, 10.0, "s"),
+    "settle_time": _closed(0.0, 10.0, "s"),
+    "clearance": _positive(0.01, "m"),
+    "max_extra_opening": _closed(0.0, 0.1, "m"),
+    "noise_translation": _closed(0.0, 0.01, "m"),
+    "noise_rotation": _closed(0.0, 0.1, "rad"),
+    "contact_tol": _positive(0.01, "m"),
+    "pushed_out_translation": _closed(0.0, 0.1, "m"),
+    "pushed_out_rotation": _closed(0.0, math.pi, "rad"),
+    "dt": _positive(0.1, "s"),
+    "dhat": _positive(0.01, "m", optional=True),
+    "eps_v": _positive(0.1, "m/s"),
+    "newton_tolerance": _positive(0.01, "m/s"),
+    "newton_budget": _closed(1, 10_000_000, "iterations", integer=True),
+    "penalty_stiffness": _positive(1e12, "N/m"),
+    "penalty_margin": _positive(0.005, "m"),
+    "penalty_clusters": _closed(0, 1000, "contacts", integer=True),
+    "shake_amplitude": _closed(0.0, 0.1, "m"),
+    "shake_frequency": _positive(100.0, "Hz"),
+    "shake_cycles": _closed(0.0, 100.0, "cycles"),
+    "mass_rate": _positive(100.0, "kg/s"),
+    "slip_speed": _positive(1.0, "m/s"),
+    "max_mass": _positive(1000.0, "kg"),
+}
+"""Range of every numeric SimParams field (the physically meaningful values, SI units)."""
+FIELD_CHOICES: dict[str, tuple[str, ...]] = {"jaw": JAWS, "close_rule": CLOSE_RULES, "contact_model": CONTACT_MODELS}
+"""Allowed values of every string SimParams field."""
+FLAGS = ("critical_mass",)
+"""Boolean SimParams fields."""
 
 
 @dataclass(frozen=True)
@@ -55,10 +154,15 @@ class SimParams:
     Contact model: "ipc" (barrier, CCD; the product) or "penalty" (the BLEM baseline, issue 7):
     penalty_stiffness (N/m per contact), penalty_margin (m, boundary layer around each mesh),
     penalty_clusters (max contacts per body pair after k-means clustering; 0 = no clustering).
-    After the hold (issues 7, 8): shake_amplitude (m, 0 = no shake), shake_frequency (Hz),
+    After the hold (issues 7, 8): shake_amplitude (m, 0 = no shake; below lift_height),
+    shake_frequency (Hz; at least MIN_SHAKE_STEPS time steps per cycle when shaking),
     shake_cycles; critical_mass (ramp the object's mass until it slips), mass_rate (kg/s),
     slip_speed (m/s, object speed relative to the pads that counts as slipping), max_mass (kg,
     the ramp's cap).
+
+    Construction checks every field against FIELD_RANGES / FIELD_CHOICES / FLAGS (no NaN or
+    infinity, no bool or string where a number is expected) and the cross-field rules, and
+    raises `SimParamsError` (a ValueError) naming the field, its allowed values and the fix.
     """
 
     E: float = 1e8
@@ -104,40 +208,14 @@ class SimParams:
     max_mass: float = 5.0
 
     def __post_init__(self):
-        if self.close_rule not in CLOSE_RULES:
-            raise ValueError(f"SimParams.close_rule must be one of {CLOSE_RULES}, got {self.close_rule!r}")
-        if self.contact_model not in CONTACT_MODELS:
-            raise ValueError(f"SimParams.contact_model must be one of {CONTACT_MODELS}, got {self.contact_model!r}")
-        if self.jaw not in JAWS:
-            raise ValueError(f"SimParams.jaw must be one of {JAWS}, got {self.jaw!r}")
-        positive = ("E", "density", "pad_resolution", "close_force", "max_grip_force", "psi_th", "close_duration", "lift_speed",
-                    "lift_height", "contact_tol", "clearance", "dt", "eps_v", "newton_tolerance", "penalty_stiffness",
-                    "penalty_margin", "shake_frequency", "mass_rate", "slip_speed", "max_mass")
-        optional_positive = ("closing_speed", "dhat")
-        for name in positive + tuple(n for n in optional_positive if getattr(self, n) is not None):
-            if not (math.isfinite(getattr(self, name)) and getattr(self, name) > 0):
-                raise ValueError(f"SimParams.{name} must be positive and finite, got {getattr(self, name)!r}")
-        for name in ("mu", "mu_ground", "noise_translation", "noise_rotation", "hold_time", "psi_tol", "settle_time",
-                 "max_extra_opening",
-                     "pushed_out_translation", "pushed_out_rotation", "shake_amplitude", "shake_cycles"):
-            if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
-                raise ValueError(f"SimParams.{name} must be >= 0 and finite, got {getattr(self, name)!r}")
-        if isinstance(self.newton_budget, bool) or not (isinstance(self.newton_budget, int) and self.newton_budget > 0):
-            raise ValueError(f"SimParams.newton_budget must be a positive integer, got {self.newton_budget!r}")
-        if not (isinstance(self.penalty_clusters, int) and self.penalty_clusters >= 0):
-            raise ValueError(f"SimParams.penalty_clusters must be an integer >= 0, got {self.penalty_clusters!r}")
+        for f in fields(self):
+            _check_field(f.name, getattr(self, f.name))
         if self.max_grip_force < self.close_force:
-            raise ValueError(f"SimParams.max_grip_force = {self.max_grip_force} N is below close_force = "
-                             f"{self.close_force} N: the force rule could never fire; raise it")
+            raise SimParamsError("max_grip_force", f"SimParams.max_grip_force = {self.max_grip_force} N is below "
+                                                   f"close_force = {self.close_force} N: the force rule could never "
+                                                   "fire; fix: raise max_grip_force")
         if self.shake_amplitude > 0:
-            if self.shake_frequency * self.dt * MIN_SHAKE_STEPS > 1.0:
-                raise ValueError(f"SimParams.shake_frequency = {self.shake_frequency} Hz leaves fewer than "
-                                 f"{MIN_SHAKE_STEPS} steps of dt = {self.dt} s per cycle: lower it or dt")
-            if self.shake_amplitude >= self.lift_height:
-                raise ValueError(f"SimParams.shake_amplitude = {self.shake_amplitude} m would shake the object "
-                                 f"back onto the ground: keep it below lift_height = {self.lift_height} m")
-        if not 0 <= self.nu < 0.5:
-            raise ValueError(f"SimParams.nu must lie in [0, 0.5), got {self.nu!r}")
+            _check_shake(self)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -145,3 +223,53 @@ class SimParams:
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
         return tuple(f.name for f in fields(cls))
+
+
+def _check_field(name: str, value) -> None:
+    """Raise SimParamsError unless `value` is allowed for the field `name`."""
+    if name in FIELD_RANGES:
+        _check_number(name, value, FIELD_RANGES[name])
+    elif name in FIELD_CHOICES:
+        if not (isinstance(value, str) and value in FIELD_CHOICES[name]):
+            raise SimParamsError(name, f"SimParams.{name} must be one of {FIELD_CHOICES[name]}, got {value!r}; "
+                                       "fix: use one of these names")
+    elif name in FLAGS:
+        if not isinstance(value, bool):
+            raise SimParamsError(name, f"SimParams.{name} must be true or false, got {value!r}; "
+                                       "fix: give a boolean")
+    else:
+        raise SimParamsError(name, f"SimParams.{name} has no rule: add it to FIELD_RANGES, FIELD_CHOICES or FLAGS "
+                                   "in ipcgrasp/grasp/params.py")
+
+
+def _check_number(name: str, value, interval: Interval) -> None:
+    """Raise SimParamsError unless `value` is a finite number (not a bool) inside `interval`."""
+    if value is None and interval.optional:
+        return
+    kind = numbers.Integral if interval.integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise SimParamsError(name, f"SimParams.{name} must be {interval.describe()}, got {value!r} "
+                                   f"({type(value).__name__}); fix: give a number, not text or true/false")
+    if not (math.isfinite(value) and interval.contains(value)):
+        raise SimParamsError(name, f"SimParams.{name} must be {interval.describe()}, got {value!r}; "
+                                   "fix: give a finite value in that range")
+
+
+def _check_shake(params: SimParams) -> None:
+    """The shake test's rules: it stays clear of the ground and its sinusoid is resolved."""
+    if params.shake_amplitude >= params.lift_height:
+        raise SimParamsError("shake_amplitude", f"SimParams.shake_amplitude = {params.shake_amplitude} m would shake "
+                                                f"the object back onto the ground; fix: keep it below lift_height = "
+                                                f"{params.lift_height} m")
+    if params.shake_frequency * params.dt * MIN_SHAKE_STEPS > 1.0:
+        raise SimParamsError("shake_frequency", f"SimParams.shake_frequency = {params.shake_frequency} Hz leaves fewer "
+                                                f"than {MIN_SHAKE_STEPS} time steps (dt = {params.dt} s) per shake "
+                                                f"cycle; fix: shake_frequency <= {1 / (MIN_SHAKE_STEPS * params.dt):g} "
+                                                "Hz or a smaller dt")
+
+
+def trial_count(n_trials) -> int:
+    """`n_trials` checked to be a positive integer (trials of one grasp); ValueError otherwise."""
+    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1:
+        raise ValueError(f"n_trials must be a positive integer (trials per grasp), got {n_trials!r}")
+    return int(n_trials)

@@ -51,7 +51,3 @@ def trial_seed(root_seed: int, grasp_index: int, trial_index: int) -> int:
     state = np.random.SeedSequence(key[0], spawn_key=tuple(key[1:])).generate_state(1, np.uint64)[0]
     return int(state) & (2**63 - 1)
 
-
-def trial_rng(root_seed: int, grasp_index: int, trial_index: int) -> np.random.Generator:
-    """The random generator of one trial: default_rng(trial_seed(root_seed, grasp_index, trial_index))."""
-    return np.random.default_rng(trial_seed(root_seed, grasp_index, trial_index))

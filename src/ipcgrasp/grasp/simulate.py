@@ -22,8 +22,9 @@ from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
-from ipcgrasp.grasp.params import SimParams
+from ipcgrasp.grasp.params import SimParams, trial_count
 from ipcgrasp.grasp.perturbation import perturb_grasp, trial_seed
+from ipcgrasp.grasp.pose import rigid_pose
 from ipcgrasp.grasp.procedure import GraspProcedure
 
 
@@ -55,6 +56,8 @@ def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams 
     "trajectory" (per-step forces, poses, contacts: `grasp.trajectory.write_trajectory`) or both
     (`procedure.RECORDS`); recording never changes the outcome. `progress(t)` is called with the
     simulated time (s) after every step."""
+    object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
+    grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
@@ -99,6 +102,9 @@ def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | No
     the study gives trial k of grasp `grasp_index`. A trial that raises is recorded as a "solver"
     failure with its reason (`run_trial`). `on_trial(result)` is called as each trial finishes.
     `record`: what every trial records (`simulate_grasp`)."""
+    object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
+    grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
+    n_trials = trial_count(n_trials)
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()

@@ -1,0 +1,57 @@
+"""The IPC backend: a step Newton cannot solve is retried as two half steps that end where the
+full step would have, and a step that fails both ways leaves the scene at its last good state."""
+
+import numpy as np
+import pytest
+
+from ipcgrasp import SimParams
+from ipcgrasp.engine.simulation import Simulation, StepFailed
+from ipcgrasp.grasp.backend import BackendFailed
+from ipcgrasp.grasp.gripper import Gripper
+from ipcgrasp.grasp.ipc_backend import IpcBackend
+from ipcgrasp.grasp.scene import place_scene
+
+from .test_procedure import block, top_down_grasp
+
+
+@pytest.fixture
+def backend():
+    gripper, obj = Gripper.yumi(), block(0.01)
+    object_pose, grasp_pose = place_scene(obj.mesh, np.eye(4), top_down_grasp())
+    tooltips = gripper.tooltip_poses(grasp_pose, 0.034)  # 2 mm either side of the 30 mm block
+    return IpcBackend(obj, object_pose, tooltips, SimParams(), gripper)
+
+
+def test_a_failed_step_is_retried_as_two_half_steps(backend, monkeypatch):
+    real, lengths = Simulation.step, []
+
+    def step(sim, drivers=None, dt=None):
+        lengths.append(dt)
+        if dt is None:
+            raise StepFailed("injected: Newton did not converge", sim.state.copy())
+        return real(sim, drivers, dt)
+
+    monkeypatch.setattr(Simulation, "step", step)
+    report = backend.step(0.001, 0.0)
+    assert lengths == [None, 0.5 * backend.dt, 0.5 * backend.dt]
+    assert report.time == pytest.approx(backend.dt)
+    assert backend.sim.settings.dt == backend.dt  # the full step length is back for the next step
+    # the jaws ended where the full step sends them
+    pose = backend.tooltip_poses(0.001, 0.0)[0]
+    rest = backend.sim.bodies[backend.sim.index["backing0"]].vertices
+    np.testing.assert_allclose(backend.sim.vertices("backing0"), rest @ pose[:3, :3].T + pose[:3, 3], atol=1e-12)
+    assert backend.stats.driver_lag == 0.0
+
+
+def test_a_step_that_fails_twice_raises_and_keeps_the_last_good_state(backend, monkeypatch):
+    before = backend.sim.state.copy()
+
+    def step(sim, drivers=None, dt=None):
+        raise StepFailed("injected", sim.state.copy())
+
+    monkeypatch.setattr(Simulation, "step", step)
+    with pytest.raises(BackendFailed, match="injected.*two half steps"):
+        backend.step(0.001, 0.0)
+    assert backend.sim.state.time == before.time
+    for a, b in zip(backend.sim.state.deformable_x, before.deformable_x):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,80 @@
+"""The study config's extra checks (study.config) and the schema's agreement with SimParams."""
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ipcgrasp.grasp.params import CLOSE_RULES, FIELD_CHOICES, FIELD_RANGES, FLAGS, JAWS, SimParams
+from ipcgrasp.study.config import ConfigError, check_config
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
+
+# schema location (a path of property names; "[]" for an array's items) -> SimParams field
+SCHEMA_FIELDS = {
+    **{("sim", name): name for name in yaml.safe_load(SCHEMA.read_text())["properties"]["sim"]["properties"]},
+    ("grid", "E", "[]"): "E",
+    ("grid", "mu", "[]"): "mu",
+    ("calibration", "E_ref"): "E",
+    ("calibration", "sensitivity_mu"): "mu",
+    ("baselines", "penalty", "stiffness", "[]"): "penalty_stiffness",
+    ("baselines", "penalty", "margin", "[]"): "penalty_margin",
+    ("baselines", "penalty", "clusters"): "penalty_clusters",
+}
+SCHEMA_CHOICES = {("grid", "jaws", "[]"): JAWS, ("calibration", "jaw"): JAWS, ("grid", "rules", "[]"): CLOSE_RULES}
+
+
+def schema_node(path):
+    node = yaml.safe_load(SCHEMA.read_text())
+    for key in path:
+        node = node["items"] if key == "[]" else node["properties"][key]
+    return node
+
+
+def test_every_simparams_field_has_exactly_one_rule():
+    tables = [set(FIELD_RANGES), set(FIELD_CHOICES), set(FLAGS)]
+    assert set.union(*tables) == set(SimParams.field_names())
+    assert sum(map(len, tables)) == len(SimParams.field_names())
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMA_FIELDS), ids=".".join)
+def test_the_schema_range_is_the_simparams_range(path):
+    node, interval = schema_node(path), FIELD_RANGES[SCHEMA_FIELDS[path]]
+    assert node["type"] == ("integer" if interval.integer else "number")
+    low_key, high_key = ("exclusiveMinimum" if interval.open_low else "minimum",
+                         "exclusiveMaximum" if interval.open_high else "maximum")
+    assert (node.get(low_key), node.get(high_key)) == (interval.low, interval.high), node
+    if "default" in node:  # scalars; an array's items have none
+        assert interval.contains(node["default"])
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMA_CHOICES), ids=".".join)
+def test_the_schema_choices_are_the_simparams_choices(path):
+    assert tuple(schema_node(path)["enum"]) == SCHEMA_CHOICES[path]
+
+
+def test_the_schema_exposes_only_simparams_fields_under_sim():
+    assert set(schema_node(("sim",))["properties"]) <= set(SimParams.field_names())
+
+
+def default_config():
+    return yaml.safe_load((REPO / "config/config.yaml").read_text())
+
+
+def test_the_default_config_passes():
+    check_config(default_config())
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("sim", "dt"), math.nan, r"config sim\.dt = nan: must be a finite number"),
+    (("grid", "mu"), [0.4, math.inf], r"config grid\.mu\[1\] = inf"),
+    (("sim", "shake_amplitude"), 0.05, r"config sim\.shake_amplitude: .*keep it below lift_height"),
+    (("sim", "newton_budget"), 2.5, r"config sim\.newton_budget: SimParams\.newton_budget must be an integer"),
+])
+def test_a_bad_value_is_named_by_its_key_path(path, value, message):
+    config = default_config()
+    config[path[0]][path[1]] = value
+    with pytest.raises(ConfigError, match=message):
+        check_config(config)

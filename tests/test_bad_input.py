@@ -1,0 +1,225 @@
+"""Bad input is named before any work starts (issue 15): through the public API, the command line
+(subprocess) and `snakemake -n` on bad configs. Each case asserts the exception type or exit code
+and that the message names the field or file and the fix. No case runs a simulation."""
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+import yaml
+
+from ipcgrasp import GraspObject, SimParams, robustness, simulate_grasp
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.geometry.mesh import MeshError
+from ipcgrasp.grasp.params import SimParamsError
+from ipcgrasp.grasp.pose import PoseError
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DATA = resolve_data_dir()
+
+
+def cube(mass=0.01) -> GraspObject:
+    return GraspObject.from_mesh(trimesh.creation.box(extents=(0.03, 0.03, 0.03)), mass, "cube")
+
+
+def scaled(factor):
+    pose = np.eye(4)
+    pose[:3, :3] *= factor
+    return pose
+
+
+# ---------------------------------------------------------------- API: SimParams (item 1)
+
+SIM_PARAMS = {
+    "zero time step": ({"dt": 0.0}, "dt", r"\(0, 0.1\] s"),
+    "NaN time step": ({"dt": math.nan}, "dt", "finite"),
+    "infinite E": ({"E": math.inf}, "E", r"\[100000, 1e\+12\] Pa"),
+    "E as text": ({"E": "1e8"}, "E", "not text"),
+    "friction as a bool": ({"mu": True}, "mu", "not text or true/false"),
+    "negative friction": ({"mu": -0.1}, "mu", r"\[0, 5\]"),
+    "incompressible pads": ({"nu": 0.5}, "nu", r"\[0, 0.5\)"),
+    "fractional Newton budget": ({"newton_budget": 2.5}, "newton_budget", "an integer"),
+    "infinite closing speed": ({"closing_speed": math.inf}, "closing_speed", "or None"),
+    "unknown jaw": ({"jaw": "square"}, "jaw", "rounded"),
+    "critical mass as 1": ({"critical_mass": 1}, "critical_mass", "true or false"),
+    "shake reaching the ground": ({"shake_amplitude": 0.02}, "shake_amplitude", "below lift_height"),
+    "shake faster than the time step": ({"shake_amplitude": 0.005, "shake_frequency": 10.0}, "shake_frequency",
+                                        "fewer than 8 time steps"),
+}
+
+
+@pytest.mark.parametrize("case", SIM_PARAMS)
+def test_sim_params(case):
+    values, field, problem = SIM_PARAMS[case]
+    with pytest.raises(SimParamsError, match=rf"SimParams\.{field}\b.*{problem}") as info:
+        SimParams(**values)
+    assert info.value.field == field and "fix" in str(info.value)
+
+
+# ---------------------------------------------------------------- API: poses (item 2) and trials (item 6)
+
+POSES = {
+    "scaled grasp pose": ("grasp_pose", scaled(1.1), "not a rigid transform: rotation part"),
+    "mirrored grasp pose": ("grasp_pose", np.diag([1.0, -1.0, 1.0, 1.0]), "det -1"),
+    "NaN in grasp pose": ("grasp_pose", np.full((4, 4), np.nan), "non-finite"),
+    "3x3 grasp pose": ("grasp_pose", np.eye(3), r"shape \(3, 3\)"),
+    "projective object pose": ("object_pose", np.vstack([np.eye(4)[:3], [0.1, 0, 0, 1]]), "last row"),
+    "sheared object pose": ("object_pose", np.array([[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]),
+                            "not a rigid transform"),
+}
+
+
+@pytest.mark.parametrize("entry", [simulate_grasp, robustness], ids=["simulate_grasp", "robustness"])
+@pytest.mark.parametrize("case", POSES)
+def test_poses(entry, case):
+    name, bad, problem = POSES[case]
+    poses = {"object_pose": np.eye(4), "grasp_pose": np.eye(4), name: bad}
+    with pytest.raises(PoseError, match=rf"^{name}: .*{problem}.*fix"):
+        entry(cube(), poses["object_pose"], poses["grasp_pose"])
+
+
+@pytest.mark.parametrize("n_trials", [0, -3, True, 2.0])
+def test_robustness_needs_at_least_one_trial(n_trials):
+    with pytest.raises(ValueError, match="n_trials must be a positive integer"):
+        robustness(cube(), np.eye(4), np.eye(4), n_trials=n_trials)
+
+
+# ---------------------------------------------------------------- API: objects (item 3)
+
+@pytest.mark.parametrize("mass, problem", [
+    (True, "mass must be a positive finite number of kilograms"),
+    ("0.05", "mass must be a positive finite number of kilograms"),
+    (None, "mass must be a positive finite number of kilograms"),
+    (10.0, r"density of 3.704e\+05 kg/m\^3, outside the plausible 10-25000 kg/m\^3"),
+])
+def test_object_mass(mass, problem):
+    with pytest.raises(ValueError, match=rf"^cube: .*{problem}.*fix"):
+        cube(mass)
+
+
+def test_object_mesh_with_a_nan_vertex(tmp_path):
+    path = tmp_path / "part.obj"
+    path.write_text("v 0 0 0\nv 0.03 0 0\nv 0 0.03 0\nv nan 0 0.03\nv 0 0 0.03\n"
+                    "f 1 3 2\nf 1 2 5\nf 2 3 5\nf 3 1 5\nf 1 2 4\n")
+    with pytest.raises(MeshError, match=r"part.obj: 1 vertex\(es\) with NaN.*fix"):
+        GraspObject.from_file(path, 0.01)
+
+
+def test_object_too_small_for_the_pads():
+    with pytest.raises(MeshError, match="speck: .*narrowest object the pads can grasp.*fix"):
+        GraspObject.from_mesh(trimesh.creation.box(extents=(1.5e-3,) * 3), 1e-5, "speck")
+
+
+# ---------------------------------------------------------------- command line (items 1-6)
+
+def ipcgrasp(*args, cwd=REPO):
+    return subprocess.run([str(BIN / "ipcgrasp"), *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          timeout=120)
+
+
+def cube_args(*extra):
+    return ("--data", DATA, "--object", "cube_3cm", "--grasp", 0, *extra)
+
+
+@pytest.fixture
+def a_file(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("keep")
+    return path
+
+
+CLI = {
+    "NaN Young's modulus": (lambda tmp, f: ("simulate", *cube_args("--E", "nan")), r"SimParams\.E must be.*finite"),
+    "negative friction": (lambda tmp, f: ("simulate", *cube_args("--mu", "-0.2")), r"SimParams\.mu must be"),
+    "grasp index out of range": (lambda tmp, f: ("simulate", "--data", DATA, "--object", "cube_3cm", "--grasp", 99),
+                                 "grasp index 99 out of range"),
+    "JSON output is a directory": (lambda tmp, f: ("simulate", *cube_args("--json", tmp)),
+                                   r"argument --json: .*test_cli_JSON_output_is_a_di\w* is a directory; fix"),
+    "JSON output under a file": (lambda tmp, f: ("simulate", *cube_args("--json", f / "out.json")),
+                                 r"argument --json: .*notes.txt/out.json: .*notes.txt is a file, not a directory"),
+    "JSON output unwritable": (lambda tmp, f: ("simulate", *cube_args("--json", "/proc/out.json")),
+                               "argument --json: /proc/out.json: cannot write in /proc"),
+    "render as mp4": (lambda tmp, f: ("simulate", *cube_args("--render", tmp / "grasp.mp4")),
+                      r"argument --render: .*grasp.mp4: unsupported file type '.mp4'; fix: .*\.gif or \.png"),
+    "render --out as bmp": (lambda tmp, f: ("render", *cube_args("--out", tmp / "grasp.bmp")),
+                            "argument --out: .*unsupported file type '.bmp'"),
+    "quality picture as jpg": (lambda tmp, f: ("quality", *cube_args("--png", tmp / "q.jpg")),
+                               r"argument --png: .*unsupported file type '.jpg'; fix: end the name with \.png"),
+    "quality raster too large": (lambda tmp, f: ("quality", *cube_args("--resolution", "1e-7")),
+                                 r"--resolution 1e-07: a silhouette of .* pixels .* fix: a resolution of at least"),
+    "generate into a file": (lambda tmp, f: ("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj", "--mass",
+                                             "0.003", "--n", 1, "--out", f), r"argument --out: .*notes.txt is a file; fix: give a directory"),
+    "generate with the mass in grams": (lambda tmp, f: ("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj",
+                                                        "--mass", "3", "--n", 1, "--out", tmp / "out"),
+                                        r"cube_3cm: mass 3 kg .* outside the plausible .*\(not g\)"),
+    "registry that is not YAML": (lambda tmp, f: ("objects", "--registry", f.with_name("bad.yaml")),
+                                  r"bad.yaml: not valid YAML \(.*line"),
+    "mesh file that is a directory": (lambda tmp, f: ("generate", "--mesh", tmp, "--mass", "0.01", "--n", 1,
+                                                      "--out", tmp / "out"), r"object mesh '.*test_cli_mesh_file\w*' does not exist"),
+    "data directory missing": (lambda tmp, f: ("simulate", "--data", tmp / "nowhere", "--object", "cube_3cm",
+                                               "--grasp", 0), "nowhere"),
+}
+
+
+@pytest.mark.parametrize("case", CLI)
+def test_cli(case, tmp_path, a_file):
+    make_args, message = CLI[case]
+    (tmp_path / "bad.yaml").write_text("objects:\n  cube: {mass_g: 3\n  other: [\n")
+    result = ipcgrasp(*make_args(tmp_path, a_file))
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert any(re.search(message, line) for line in lines), result.stderr
+    assert "Traceback" not in result.stderr
+    assert a_file.read_text() == "keep"
+
+
+def test_cli_fetch_into_a_populated_directory_deletes_nothing(tmp_path):
+    dest = tmp_path / "project"
+    (dest / "object_meshes").mkdir(parents=True)
+    (dest / "object_meshes" / "mine.obj").write_text("v 0 0 0\n")
+    (dest / "README.md").write_text("my notes")
+    result = ipcgrasp("data", "fetch", "--dest", dest)  # refused before any download
+    assert result.returncode == 2
+    assert f"--dest {dest} is not empty and is not a previous `ipcgrasp data fetch`" in result.stderr
+    assert "nothing was changed" in result.stderr
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*")) == ["README.md", "object_meshes",
+                                                                              "object_meshes/mine.obj"]
+    assert (dest / "README.md").read_text() == "my notes"
+
+
+# ---------------------------------------------------------------- the study: snakemake -n (item 1)
+
+STUDY = {
+    "sim.dt NaN": ({"sim": {"dt": math.nan}}, r"config sim\.dt = nan: must be a finite number"),
+    "sim.dt infinite": ({"sim": {"dt": math.inf}},
+                        r"inf is greater than the maximum of 0.1.*\['sim'\]\['properties'\]\['dt'\]"),
+    "sim.mu_ground NaN": ({"sim": {"mu_ground": math.nan}}, r"config sim\.mu_ground = nan"),
+    "sim.shake_amplitude above the lift": ({"sim": {"shake_amplitude": 0.05}},
+                                           r"config sim\.shake_amplitude: .*below lift_height"),
+    "sim.shake_frequency unresolved": ({"sim": {"shake_amplitude": 0.005, "shake_frequency": 20.0}},
+                                       r"config sim\.shake_frequency: .*fewer than 8 time steps"),
+    "grid.mu NaN": ({"grid": {"mu": [0.4, math.nan]}}, r"config grid\.mu\[1\] = nan"),
+    "sim.newton_budget true": ({"sim": {"newton_budget": True}}, r"True is not of type 'integer'.*newton_budget"),
+}
+
+
+@pytest.mark.parametrize("case", STUDY)
+def test_study_config(case, tmp_path):
+    changes, message = STUDY[case]
+    config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    for section, values in changes.items():
+        config[section].update(values)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))  # NaN and infinity as YAML's .nan and .inf
+    result = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "1", "--configfile", str(path)], cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    output = " ".join((result.stdout + result.stderr).split())
+    assert re.search(message, output), output[-2000:]
+    assert "Job stats" not in result.stdout  # nothing planned

@@ -1,0 +1,201 @@
+"""The smoke study through a real SLURM: profiles/slurm with snakemake-executor-plugin-slurm against
+the throw-away single-node cluster tests/workflow/local_slurm.sh starts, and its results equal the
+local run's (the `study` fixture, profiles/local-cluster): the same verdicts, the same numbers in
+every cube (xarray), the same tables. Timings (wall times, runtimes) and creation stamps differ
+between any two runs and are left out.
+
+Where no such cluster answers (a laptop), the test skips and says why; with
+IPCGRASP_REQUIRE_SLURM=1 (set by .ci/run, which starts the cluster) it fails instead, so CI never
+skips it silently."""
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from ipcgrasp.study.cube import read_cube
+
+from .conftest import copy_of_the_repository, run_smoke_study
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+START = "tests/workflow/local_slurm.sh start"
+TEST_CLUSTER = "ipcgrasp-test"  # ClusterName in the slurm.conf local_slurm.sh writes
+# profiles/slurm is the profile users edit; these describe the throw-away cluster: no accounting
+# (so no `sacct` and no account to charge) and short status intervals.
+LOCAL_SLURM_ARGS = ["--slurm-no-account", "--slurm-status-command", "squeue",
+                    "--slurm-init-seconds-before-status-checks", "1", "--seconds-between-status-checks", "1"]
+# the rules the Snakefile does not list in localrules: the ones sbatch must run
+SUBMITTED_RULES = {"calibration", "psi_sensitivity_cell", "grid_cell", "baseline_cell", "evaluation_simulation",
+                   "evaluation_dynamic", "benchmark_resolution"}
+# what differs between any two runs of the same study: timings and creation stamps
+TIMING_VARIABLES = {"wall_time", "grasp_wall_time", "runtime"}
+TIMING_COLUMNS = {"runtime_s", "wall_time_s", "median_s", "mean_s", "max_s", "ms_per_newton_iteration"}
+# when the cube was written, and the work tree's commit then (equal in CI; an edit during the test
+# would mark one run's "+dirty")
+RUN_ATTRS = {"created", "git_commit"}
+VERDICTS = {"success", "failure_mode", "reason"}
+
+
+def slurm_unavailable() -> str | None:
+    """Why the test cannot run here, or None when the throw-away test cluster takes jobs."""
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        return "snakemake-executor-plugin-slurm is not installed (pip install -e '.[test]')"
+    missing = [tool for tool in ("sbatch", "squeue", "scontrol", "sinfo") if shutil.which(tool) is None]
+    if missing:
+        return (f"no SLURM client here ({', '.join(missing)} not on PATH); as root: apt-get install slurmctld "
+                f"slurmd slurm-client munge && eval \"$({START})\"")
+    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, timeout=30)
+    if config.returncode != 0:
+        last = (config.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"no SLURM controller answers ({last}); as root: eval \"$({START})\""
+    cluster = re.search(r"^ClusterName\s*=\s*(\S+)", config.stdout, re.MULTILINE)
+    if cluster is None or cluster.group(1) != TEST_CLUSTER:
+        return (f"the SLURM here is cluster {cluster.group(1) if cluster else '?'}, not the throw-away "
+                f"{TEST_CLUSTER} that {START} runs; this test submits only to that one")
+    nodes = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=30).stdout.split()
+    if not any(state.rstrip("*~#") in ("idle", "mixed", "allocated", "completing") for state in nodes):
+        return f"the {TEST_CLUSTER} cluster has no node up (sinfo: {' '.join(nodes) or 'nothing'})"
+    return None
+
+
+@pytest.fixture(scope="module")
+def slurm_study(tmp_path_factory):
+    """The smoke study through `--executor slurm` (profiles/slurm): (work tree, log, wall time in s)."""
+    reason = slurm_unavailable()
+    if reason is not None:
+        if os.environ.get("IPCGRASP_REQUIRE_SLURM") == "1":
+            pytest.fail(f"IPCGRASP_REQUIRE_SLURM=1 but SLURM is not usable: {reason}")
+        pytest.skip(f"SLURM test skipped: {reason}")
+    work = copy_of_the_repository(tmp_path_factory.mktemp("slurm_study") / "repo")
+    start = time.monotonic()
+    run = run_smoke_study(work, "--profile", "profiles/slurm", *LOCAL_SLURM_ARGS, check=False)
+    wall_time = time.monotonic() - start
+    if run.returncode != 0:  # the failed jobs' SLURM logs (kept by the plugin) say why
+        job_logs = "".join(f"\n--- {path}\n{path.read_text()[-2000:]}"
+                           for path in sorted((work / ".snakemake/slurm_logs").rglob("*.log")))
+        pytest.fail(f"the smoke study through SLURM failed:\n{run.stdout[-3000:]}{run.stderr[-5000:]}{job_logs}")
+    return work, run.stdout + run.stderr, wall_time
+
+
+def submitted_jobs(log: str) -> dict[int, tuple[str, int]]:
+    """Snakemake job id -> (rule, SLURM job id) from the executor's log (the last submission of a job)."""
+    rules = {int(m.group(2)): m.group(1) for m in re.finditer(r"^(?:local)?rule (\w+):\n(?:\s+.*\n)*?\s+jobid: (\d+)$",
+                                                              log, re.MULTILINE)}
+    return {int(job): (rules[int(job)], int(slurm_id))
+            for job, slurm_id in re.findall(r"Job (\d+) has been submitted with SLURM jobid (\d+)", log)}
+
+
+def elapsed_seconds(log: str) -> str:
+    """Snakemake's "Elapsed time" in seconds, or "n/a" when the log lacks it."""
+    match = re.search(r"Elapsed time: (\d+):(\d+):(\d+(?:\.\d+)?)", log)
+    if match is None:
+        return "n/a"
+    return f"{3600 * int(match.group(1)) + 60 * int(match.group(2)) + float(match.group(3)):.0f}"
+
+
+def test_simulation_jobs_ran_as_slurm_jobs(slurm_study, capsys):
+    work, log, wall_time = slurm_study
+    jobs = submitted_jobs(log)
+    by_rule = {}
+    for rule, slurm_id in jobs.values():
+        by_rule.setdefault(rule, []).append(slurm_id)
+    planned = {m.group(1): int(m.group(2))
+               for m in re.finditer(r"^(\w+)\s+(\d+)$", log.split("Job stats:")[1].split("total")[0], re.MULTILINE)}
+    assert set(by_rule) == SUBMITTED_RULES  # every simulation rule through sbatch, no local rule
+    for rule, ids in by_rule.items():
+        assert len(ids) == planned[rule], rule
+    # SLURM itself knows every job and saw it complete (finished jobs stay in squeue for MinJobAge)
+    ids = sorted(slurm_id for _, slurm_id in jobs.values())
+    states = subprocess.run(["squeue", "-h", "-t", "all", "-j", ",".join(map(str, ids)), "-o", "%i %T"],
+                            capture_output=True, text=True, timeout=30).stdout.split("\n")
+    states = dict(line.split() for line in states if line.strip())
+    assert all(states.get(str(i)) == "COMPLETED" for i in ids), states
+    assert (work / "results/evaluation/table.csv").is_file()
+    with capsys.disabled():
+        print(f"\nSLURM smoke study: {len(jobs)} jobs submitted through sbatch, all COMPLETED in squeue; "
+              f"wall time {wall_time:.0f} s")
+        for job, (rule, slurm_id) in sorted(jobs.items(), key=lambda item: item[1][1]):
+            print(f"  SLURM job {slurm_id:>4}  snakemake job {job:>3}  rule {rule}")
+
+
+def compare_cube(path: str, a: xr.Dataset, b: xr.Dataset) -> bool:
+    """Equal up to timings: verdicts exactly, numbers to 1e-9 relative, the same attributes.
+    True when also identical (every number to the bit)."""
+    timing = [name for name in TIMING_VARIABLES if name in a.data_vars]
+    a, b = a.drop_vars(timing, errors="ignore"), b.drop_vars(timing, errors="ignore")
+    for cube in (a, b):
+        for name in RUN_ATTRS:
+            cube.attrs.pop(name, None)
+    assert set(a.data_vars) == set(b.data_vars), path
+    verdicts = [name for name in VERDICTS if name in a.data_vars]
+    xr.testing.assert_equal(a[verdicts], b[verdicts])
+    xr.testing.assert_allclose(a, b, rtol=1e-9, atol=0)
+    assert a.attrs == b.attrs, path
+    return a.identical(b)
+
+
+def compare_markdown(path: str, a: str, b: str) -> None:
+    """Markdown tables: the same text with the timing columns cut out."""
+    def without_timings(text: str) -> list[str]:
+        lines, drop = [], set()
+        for line in text.splitlines():
+            if not line.startswith("|"):
+                drop = set()  # between tables
+            else:
+                cells = [cell.strip() for cell in line.strip("|").split("|")]
+                if not drop and TIMING_COLUMNS & set(cells):  # a header row
+                    drop = {i for i, cell in enumerate(cells) if cell in TIMING_COLUMNS}
+                line = "|".join(cell for i, cell in enumerate(cells) if i not in drop)
+            lines.append(line)
+        return lines
+    assert without_timings(a) == without_timings(b), path
+
+
+def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
+    slurm_work, slurm_log, _ = slurm_study
+    local_work, local_log = request.getfixturevalue("study")  # the local run test_study.py checks
+    slurm_results, local_results = slurm_work / "results", local_work / "results"
+    files = sorted(str(p.relative_to(local_results)) for p in local_results.rglob("*") if p.is_file()
+                   and p.suffix in (".nc", ".csv", ".md", ".json") and p.name != "README.md")
+    assert sorted(str(p.relative_to(slurm_results)) for p in slurm_results.rglob("*") if p.is_file()
+                  and p.suffix in (".nc", ".csv", ".md", ".json") and p.name != "README.md") == files
+    counts = dict.fromkeys((".nc", ".csv", ".md", ".json"), 0)
+    identical = 0
+    for name in files:
+        a, b = local_results / name, slurm_results / name
+        suffix = Path(name).suffix
+        if suffix == ".nc":
+            identical += compare_cube(name, read_cube(a), read_cube(b))
+        elif suffix == ".csv":
+            ta, tb = pd.read_csv(a), pd.read_csv(b)
+            timing = [c for c in ta.columns if c in TIMING_COLUMNS]
+            pd.testing.assert_frame_equal(ta.drop(columns=timing), tb.drop(columns=timing), rtol=1e-9, obj=name)
+        elif suffix == ".md":
+            compare_markdown(name, a.read_text(), b.read_text())
+        else:
+            ja, jb = json.loads(a.read_text()), json.loads(b.read_text())
+            if isinstance(ja, dict) and isinstance(jb, dict):
+                ja, jb = ({k: v for k, v in d.items() if k not in TIMING_COLUMNS} for d in (ja, jb))
+            assert ja == jb, name
+        counts[suffix] += 1
+    local_eval, slurm_eval = read_cube(local_results / "evaluation/ipcgrasp.nc"), read_cube(slurm_results /
+                                                                                        "evaluation/ipcgrasp.nc")
+    assert np.array_equal(local_eval.success.values, slurm_eval.success.values)
+    with capsys.disabled():
+        print(f"\nSLURM vs local run: {counts['.nc']} NetCDF cubes (xarray: verdicts equal, numbers to 1e-9; "
+              f"{identical} of them identical but for timings), "
+              f"{counts['.csv']} CSV and {counts['.md']} Markdown tables (timing columns left out), "
+              f"{counts['.json']} JSON files: equal; held-out ipcgrasp verdicts "
+              f"{slurm_eval.success.values.ravel().astype(int).tolist()} both ways; wall time (snakemake's "
+              f"Elapsed time) through SLURM {elapsed_seconds(slurm_log)} s, locally {elapsed_seconds(local_log)} s")
