@@ -171,3 +171,26 @@ def test_force_gap_grows_with_margin():
     assert 0.5 * 5e-4 < gaps[1] <= 5e-4 + 1e-9 and 0.5e-3 < gaps[2] <= 1e-3 + 1e-9
     # the force field holds the pads off the object: less penetration than without a margin
     assert cube_trial(0.5, margin=5e-4).info["penetration_pad"] < cube_trial(0.5).info["penetration_pad"]
+
+
+def test_a_mujoco_trial_records_a_trajectory_with_what_it_reports(cube):
+    """MuJoCo goes through the same procedure: its trajectory has the pads' normal forces, the
+    object's motion and MuJoCo's contact count, and NaN where it reports nothing (friction,
+    strain energy, ground reaction, per-contact points)."""
+    from ipcgrasp.baselines.mujoco_flex import MujocoBackend
+    from ipcgrasp.grasp.simulate import simulate_grasp
+    from ipcgrasp.grasp.trajectory import trajectory_dataset
+
+    params = no_noise(mu=0.5, close_rule="force", lift_height=0.005, hold_time=0.02)
+    result = simulate_grasp(cube, np.eye(4), centre_grasp(cube), params, seed=0, gripper=Gripper.yumi(params.jaw),
+                            backend=lambda *args: MujocoBackend(*args, settings=MujocoSettings()),
+                            record="trajectory")
+    assert result.success, result.reason
+    ds = trajectory_dataset(result, params)
+    assert ds.sizes["time"] == result.steps
+    close = ds.sel(time=result.close_time, method="nearest")
+    assert tuple(close.pad_normal_force.values) == pytest.approx(result.close_forces, rel=1e-12)
+    assert float(ds.object_height[-1]) >= params.lift_height and int(ds.n_contacts.max()) > 0
+    for name in ("pad_friction_force", "pad_strain_energy", "ground_reaction"):
+        assert np.all(np.isnan(ds[name].values)), name
+    assert int(ds.n_pad_contacts.max()) == 0

@@ -78,14 +78,15 @@ def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, 
     return contact_points(positions, forces, valid & (mesh.vertex_body[vertices] == sim.index[body]))
 
 
-def pad_contact_forces(sim: Simulation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pad_contact_forces(sim: Simulation, dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The pads' point contacts on the object: points (K, 3) m, the barrier's normal force of each
-    on the object (K, 3) N (kappa / dt^2 times the barrier gradient, as the engine's StepStats;
+    on the object (K, 3) N (kappa / dt^2 times the barrier gradient, as the engine's StepStats, dt
+    (s) the length of the step that led here;
     NaN under penalty contact, whose forces act on clusters, not on these pairs, and before the
     first step) and the pad of each (K,) (0 or 1)."""
     coll, x, mesh = _collisions(sim, OBJECT, PADS)
     known = sim.settings.contact_model == "barrier" and sim.barrier_stiffness is not None  # None: before a step
-    scale = sim.barrier_stiffness / sim.settings.dt ** 2 if known else 1.0
+    scale = sim.barrier_stiffness / dt ** 2 if known else 1.0
     forces = contact.contact_forces(coll, mesh, x, sim.dhat, scale)
     vertices, positions, valid = _vertex_slots(coll, x)
     bodies = np.where(valid, mesh.vertex_body[vertices], -1)
@@ -113,6 +114,7 @@ class IpcBackend(Backend):
         self._mass = self._base_mass
         self._jaws = (0.0, 0.0)  # (closed, lifted) (m) after the last step
         self.stats = None
+        self._step_length = self.dt  # s, of the last step (half of dt when it was retried in two halves)
 
     def tooltip_poses(self, closed: float, lifted: float) -> np.ndarray:
         """The jaws' tooltip poses (2, 4, 4) moved `closed` along their closing directions and
@@ -142,6 +144,9 @@ class IpcBackend(Backend):
                 raise BackendFailed(f"{exc.reason} (and again in two half steps: {again.reason})") from exc
             s.newton_iterations += first.newton_iterations
             s.newton_converged = s.newton_converged and first.newton_converged
+            self._step_length = half
+        else:
+            self._step_length = self.dt
         self._jaws = (closed, lifted)
         o, p0, p1 = self._index
         ground = len(self.sim.bodies)  # the ground's index in the engine's force tables
@@ -207,12 +212,12 @@ class IpcBackend(Backend):
         o, p0, p1 = self._index
         if self.stats is not None and not np.any(self.stats.contact_force[o, [p0, p1]]):
             return super().pad_contacts()  # no pad pushes the object: no pair within dhat
-        return pad_contact_forces(self.sim)
+        return pad_contact_forces(self.sim, self._step_length)
 
     def frame(self) -> dict:
         """The bodies' vertices and, under "contacts", the pads' point contacts on the object (the
         renderer draws them)."""
-        contacts = pad_contact_forces(self.sim)[0]
+        contacts = pad_contact_forces(self.sim, self._step_length)[0]
         return {"time": self.sim.state.time, **{b.name: self.sim.vertices(b.name) for b in self.sim.bodies},
                 "contacts": contacts}
 
