@@ -219,3 +219,36 @@ def test_cube_grasp_jaws_stay_above_the_ground(yumi, cube_scenes):
         opening = yumi.clearance_opening(grasp, cube, max_extra=10 * MM).opening
         for jaw in yumi.place_pads(grasp, opening):
             assert jaw.pad_nodes()[:, 2].min() > 0.0 and jaw.backing_vertices()[:, 2].min() > 0.0
+
+
+def _scanned_opening(yumi, grasp, world, start, clearance=1 * MM, step=1 * MM):
+    """The narrowest opening by the plain scan start - k step, k = 1, 2, ... (the reference)."""
+    vertices, faces = world.vertices, world.faces
+
+    def clear(opening):
+        return min(yumi.jaw_distances(grasp, vertices, faces, opening, cutoff=clearance)) >= clearance
+
+    if not clear(start):
+        return start
+    k = 1
+    while start - k * step >= clearance and clear(start - k * step):
+        k += 1
+    return start - (k - 1) * step
+
+
+def test_narrowest_opening_skipping_proved_clear_openings_equals_the_plain_scan(yumi, cube_scenes):
+    rng = np.random.default_rng(6)
+    scenes = list(cube_scenes)
+    # an L of two boxes 0.5 mm apart (non-convex) and a thin box at random poses and offsets
+    for _ in range(4):
+        grasp = _random_pose(rng)
+        ell = trimesh.util.concatenate([trimesh.creation.box([24 * MM, 8 * MM, 8 * MM]),
+                                        trimesh.creation.box([8 * MM, 8 * MM, 20 * MM]).apply_translation(
+                                            [8 * MM, 0.0, 14.5 * MM])])
+        offset = rng.uniform(-8 * MM, 8 * MM, 3)
+        for part in (ell, trimesh.creation.box([3 * MM, 12 * MM, 12 * MM])):
+            scenes.append((part.copy().apply_translation([0.0, 0.0, 0.16] + offset).apply_transform(grasp), grasp))
+    for world, grasp in scenes:
+        for start, step in ((yumi.max_opening, 1 * MM), (yumi.max_opening + 7 * MM, 1.5 * MM)):
+            expected = _scanned_opening(yumi, grasp, world, start, step=step)
+            assert yumi.narrowest_opening(grasp, world, start, step=step).opening == expected

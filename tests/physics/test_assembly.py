@@ -152,3 +152,45 @@ def test_culled_candidates_match_the_full_broad_phase():
         assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
         assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
         assert sorted(vp.tolist()) == sorted(ref[2].tolist())
+    # one pair of bodies (as body_distance asks), without the ground
+    pair = np.zeros_like(m.can_collide)
+    pair[0, 1] = pair[1, 0] = True
+    for radius in (sim.dhat, 5e-3, 0.05):
+        vf, ee, vp = sim._candidates(x0, x0, radius, can_collide=pair)
+        ref = candidates(x0, x0, m.edges, m.faces, m.vertex_body, radius, can_collide=pair)
+        assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
+        assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
+        assert len(vp) == 0
+        coll = contact.build_collisions(m, x0, radius, candidates=ref)
+        d = contact.min_distance(coll, m, x0)
+        expected = d if d <= radius else np.inf
+        assert sim.body_distance(sim.bodies[0].name, sim.bodies[1].name, radius) == expected
+
+
+def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
+    """A tet's projected Hessian is recomputed only when its deformation gradient moved by more
+    than ELASTIC_HESSIAN_REUSE: after the free vertices translate (F unchanged up to rounding
+    except in the tets that also hold prescribed vertices) only those tets are recomputed and
+    the assembly equals the fresh one to the reuse tolerance; after a real deformation it equals
+    the reference."""
+    from ipcgrasp.engine import simulation
+
+    rng = np.random.default_rng(3)
+    sim = box_pad_scene()
+    z, friction, x_t, x, coll = step_inputs(sim, rng)
+    sim._hessian(z, friction, x_t, x, coll)
+    F_cached = sim._tet_hessian_cache[0][0].copy()
+    shifted = z.copy()
+    free, z_index = sim._free_vertex_dofs[0]
+    shifted[z_index] += np.array([1e-4, -2e-4, 3e-4])  # the pad's free vertices translated
+    data = sim._hessian(shifted, friction, x_t, sim.collision_positions(shifted), coll)
+    recomputed = np.flatnonzero(np.any(sim._tet_hessian_cache[0][0] != F_cached, axis=(1, 2)))
+    np.testing.assert_array_equal(recomputed, sim._coupling_tets[0][0])
+    H = full_from_upper(sim, data)
+    H_ref = reference_hessian(sim, shifted, friction, x_t, sim.collision_positions(shifted), coll)[0]
+    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e3 * simulation.ELASTIC_HESSIAN_REUSE * np.abs(H_ref).max())
+    z2 = z + 1e-5 * rng.standard_normal(z.size) * (np.abs(z) > 0)
+    x2 = sim.collision_positions(z2)
+    H2 = full_from_upper(sim, sim._hessian(z2, friction, x_t, x2, coll))
+    H2_ref = reference_hessian(sim, z2, friction, x_t, x2, coll)[0]
+    np.testing.assert_allclose(H2, H2_ref, rtol=0, atol=1e-12 * np.abs(H2_ref).max())

@@ -25,7 +25,11 @@ The Hessian's upper triangle is assembled straight into a CSC pattern that is ke
 contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
 Hessians carried into z through per-coordinate maps of P), and factored by qdldl's LDL^T,
 whose ordering and symbolic analysis are reused while the pattern stays (measured against
-SciPy's SuperLU: 0.3 ms against 1.8 ms per solve at 700 DOFs).
+SciPy's SuperLU: 0.3 ms against 1.8 ms per solve at 700 DOFs). A contact's Hessian block is
+contracted onto the degrees of freedom it depends on before it enters the pattern (an affine
+body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's elastic Hessian
+is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
+computed (benchmarks/bench_trial.py measures both).
 
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
@@ -55,7 +59,7 @@ from ipcgrasp.engine.affine_body import (
 from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
-from ipcgrasp.engine.broadphase import _plane_candidates, candidates
+from ipcgrasp.engine.broadphase import _plane_candidates
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.neohookean import (
     _cofactor_into,
@@ -74,6 +78,11 @@ from ipcgrasp.engine.penetration import PenetrationProbe
 CONTACT_MODELS = ("barrier", "penalty")
 MAX_EXTRAPOLATIONS = 8  # penalty line search: a Newton step may grow up to 2^8 times
 MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin outside the penalty clusters
+# A tet's projected Hessian is reused while no entry of its deformation gradient F has moved more
+# than this since it was computed (most of a pad only translates with its jaw; the Hessian then
+# changes by about 1e-8 relatively). 1e-7 already moves the slip point of the slow critical-mass
+# ramp (tests/grasp/test_critical_mass.py) beyond its tolerance: slip onset is that sensitive.
+ELASTIC_HESSIAN_REUSE = 1e-8
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -264,6 +273,89 @@ def _add_mapped_hessian(data, indptr, indices, rows, cols, vals, scale, z_index,
 
 
 @njit
+def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, z_index, z_coef):
+    """As _add_mapped_hessian for x-space triplets that come in dense square blocks, one per
+    contact: block k is triplets offsets[k] to offsets[k + 1], s x s of them row-major over the
+    contact's s coordinates (collisions._scatter_hessian). Each block is first contracted into a
+    dense matrix over the z-space degrees of freedom its coordinates depend on (e.g. 15 for a pad
+    vertex on a face of an affine body instead of 16 z entries per triplet), then added to the
+    pattern once per upper-triangle entry. Returns how many z-space entries the pattern lacks."""
+    missing = 0
+    zs = np.empty(48, dtype=np.int64)  # the block's z indices, ascending (12 coordinates x 4)
+    local = np.empty((12, 4), dtype=np.int64)  # position in zs of each coordinate's z index
+    L = np.empty((48, 48))
+    for k in range(offsets.shape[0] - 1):
+        off = offsets[k]
+        size = int(np.sqrt(offsets[k + 1] - off) + 0.5)
+        n = 0
+        for a in range(size):
+            r = rows[off + a * size]
+            for t in range(4):
+                j = z_index[r, t]
+                if j < 0:
+                    break
+                pos = 0
+                while pos < n and zs[pos] < j:
+                    pos += 1
+                if pos == n or zs[pos] != j:
+                    for q in range(n, pos, -1):
+                        zs[q] = zs[q - 1]
+                    zs[pos] = j
+                    n += 1
+        if n == 0:
+            continue
+        for a in range(size):
+            r = rows[off + a * size]
+            for t in range(4):
+                j = z_index[r, t]
+                local[a, t] = -1
+                if j < 0:
+                    break
+                pos = 0
+                while zs[pos] != j:
+                    pos += 1
+                local[a, t] = pos
+        for i in range(n):
+            for j in range(n):
+                L[i, j] = 0.0
+        for a in range(size):
+            r = rows[off + a * size]
+            for b in range(size):
+                c = cols[off + a * size + b]
+                v = scale * vals[off + a * size + b]
+                for s in range(4):
+                    li = local[a, s]
+                    if li < 0:
+                        break
+                    vs = z_coef[r, s] * v
+                    for t in range(4):
+                        lj = local[b, t]
+                        if lj < 0:
+                            break
+                        L[li, lj] += vs * z_coef[c, t]
+        for lj in range(n):
+            j = zs[lj]
+            lo = indptr[j]
+            end = indptr[j + 1]
+            for li in range(lj + 1):
+                i = zs[li]
+                if lo >= end or indices[lo] != i:
+                    hi = end
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if indices[mid] < i:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                if lo < end and indices[lo] == i:
+                    data[lo] += L[li, lj]
+                    lo += 1
+                else:
+                    missing += 1
+    return missing
+
+
+@njit
 def _mapped_hessian_keys(rows, cols, z_index, n_dof):
     """Keys col * n_dof + row of the upper-triangle z-space entries that x-space triplets
     (rows, cols) touch through z_index (see _add_mapped_hessian)."""
@@ -326,23 +418,35 @@ def _near_partners(x0, x1, elements, vertex_body, body_lo, body_hi, can_collide,
 
 
 @njit
-def _add_elastic_hessians(data, slots, x, tets, Dm_inv, volumes, mu, lam, scale, rotations):
+def _add_elastic_hessians(data, slots, x, tets, Dm_inv, volumes, mu, lam, scale, rotations, F_cached, H_cached,
+                          reuse):
     """data[slots[144 t + 12 r + c]] += scale H_t[r, c] for the PSD-projected Neo-Hookean
-    Hessians H_t (12,12) of the tets at positions x (slot -1: entry not stored). rotations
+    Hessians H_t (12,12) of the tets at positions x (slot -1: entry not stored). A tet's Hessian
+    is recomputed only when an entry of its deformation gradient F (dimensionless) differs by
+    more than `reuse` from F_cached[t], the F of H_cached[t] (both (T,3,3), (T,12,12), unscaled,
+    updated; a NaN in F_cached forces the computation); else H_cached[t] is used. rotations
     (T,3,3): each tet's last SVD rotation V, the start of the next SVD (updated)."""
     F = np.empty((3, 3))
     D = np.empty((4, 3))
-    H = np.empty((12, 12))
     workspace = _hessian_workspace()
     for t in range(tets.shape[0]):
         _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
-        _shape_derivatives_into(Dm_inv[t], D)
-        _tet_hessian(F, D, volumes[t], mu, lam, True, H, workspace, rotations[t])
+        moved = False
+        for a in range(3):
+            for b in range(3):
+                if not abs(F[a, b] - F_cached[t, a, b]) <= reuse:
+                    moved = True
+        if moved:
+            _shape_derivatives_into(Dm_inv[t], D)
+            _tet_hessian(F, D, volumes[t], mu, lam, True, H_cached[t], workspace, rotations[t])
+            for a in range(3):
+                for b in range(3):
+                    F_cached[t, a, b] = F[a, b]
         for r in range(12):
             for c in range(12):
                 slot = slots[144 * t + 12 * r + c]
                 if slot >= 0:
-                    data[slot] += scale * H[r, c]
+                    data[slot] += scale * H_cached[t, r, c]
 
 
 @njit
@@ -584,8 +688,11 @@ class Simulation:
             n_free = (dof[body.tets] >= 0).sum(axis=1)
             coupled = np.flatnonzero((n_free > 0) & (n_free < 4))
             self._coupling_tets.append((coupled, tet_free[coupled]))
-        # each tet's SVD starts from its previous rotation V: a few Jacobi sweeps fewer per Hessian
+        # per deformable, per tet: the last SVD rotation V (the next SVD starts from it: a few Jacobi
+        # sweeps fewer), and the deformation gradient and unscaled projected Hessian last computed
         self._svd_rotations = [np.tile(np.eye(3), (len(body.tets), 1, 1)) for body in self.deformables]
+        self._tet_hessian_cache = [(np.full((len(body.tets), 3, 3), np.nan), np.zeros((len(body.tets), 12, 12)))
+                                   for body in self.deformables]
         self._build_hessian_pattern()
 
     def _build_hessian_pattern(self):
@@ -689,23 +796,24 @@ class Simulation:
                                           self._plane_vertices)
         return contact.build_collisions(self.mesh, x, self.dhat, candidates=candidate_pairs)
 
-    def _candidates(self, x0, x1, radius):
+    def _candidates(self, x0, x1, radius, can_collide=None):
         """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
         somewhere on the straight motion from x0 to x1 (as broadphase.candidates). Primitives
         farther than the radius from every body they may touch are left out first (with a
-        margin against rounding): most of a pad is far from everything."""
+        margin against rounding): most of a pad is far from everything. can_collide: (B, B)
+        body pairs to look at (default: the mesh's); given, the ground is left out."""
         m = self.mesh
+        pairs = m.can_collide if can_collide is None else can_collide
         body_lo, body_hi = _body_boxes(x0, x1, m.vertex_body, m.can_collide.shape[0])
         reach = 2.0 * radius + 1e-9 * self.bbox_diagonal
         verts = self._surface_vertices[_near_partners(x0, x1, self._surface_vertex_rows, m.vertex_body, body_lo,
-                                                      body_hi, m.can_collide, reach)]
-        edges = np.flatnonzero(_near_partners(x0, x1, m.edges, m.vertex_body, body_lo, body_hi, m.can_collide, reach))
-        faces = np.flatnonzero(_near_partners(x0, x1, m.faces, m.vertex_body, body_lo, body_hi, m.can_collide, reach))
-        vf, ee = _broad_phase(x0, x1, verts, m.edges[edges], m.faces[faces], m.vertex_body, 0.5 * radius,
-                              m.can_collide)
+                                                      body_hi, pairs, reach)]
+        edges = np.flatnonzero(_near_partners(x0, x1, m.edges, m.vertex_body, body_lo, body_hi, pairs, reach))
+        faces = np.flatnonzero(_near_partners(x0, x1, m.faces, m.vertex_body, body_lo, body_hi, pairs, reach))
+        vf, ee = _broad_phase(x0, x1, verts, m.edges[edges], m.faces[faces], m.vertex_body, 0.5 * radius, pairs)
         vf[:, 1] = faces[vf[:, 1]]
         ee = edges[ee]
-        if m.has_plane:
+        if m.has_plane and can_collide is None:
             vp = _plane_candidates(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, radius)
         else:
             vp = np.zeros(0, dtype=np.int64)
@@ -795,19 +903,20 @@ class Simulation:
         s = self.settings
         if not self._penalty:
             terms = [(*contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True),
-                      self.barrier_stiffness)]
+                      self.barrier_stiffness, contact._triplet_offsets(coll.kind))]
         elif self._clusters is not None:
-            terms = [(*penalty.cluster_potential_hessian(self._clusters, x, s.penalty_stiffness), s.dt ** 2)]
+            terms = [(*penalty.cluster_potential_hessian(self._clusters, x, s.penalty_stiffness), s.dt ** 2, None)]
         else:
             terms = [(*penalty.penalty_potential_hessian(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness),
-                      s.dt ** 2)]
+                      s.dt ** 2, contact._triplet_offsets(coll.kind))]
         if friction is not None:
             u, eps = x - x_t, self.settings.eps_v * self.settings.dt
-            terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0))
+            terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0,
+                          contact._triplet_offsets(friction.kind)))
         fixed = data.copy()
         if self._add_contact_terms(data, terms):
             old_keys = self._hessian_keys
-            new = [_mapped_hessian_keys(r, c, self._z_index, self.n_dof) for r, c, _, _ in terms]
+            new = [_mapped_hessian_keys(r, c, self._z_index, self.n_dof) for r, c, *_ in terms]
             self._set_hessian_pattern(np.unique(np.concatenate([old_keys, *new])))
             data = np.zeros(len(self._hessian_keys))
             data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
@@ -825,9 +934,10 @@ class Simulation:
             return data.copy()
         h2 = self.settings.dt ** 2
         data = self._mass_data.copy()
-        for body, x_def, slots, rotations in zip(self.deformables, x_defs, self._tet_slots, self._svd_rotations):
+        for body, x_def, slots, rotations, (F_cached, H_cached) in zip(
+                self.deformables, x_defs, self._tet_slots, self._svd_rotations, self._tet_hessian_cache):
             _add_elastic_hessians(data, slots, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, h2,
-                                  rotations)
+                                  rotations, F_cached, H_cached, ELASTIC_HESSIAN_REUSE)
         for body, off, slots in zip(self.affines, self._affine_offset, self._ortho_slots):
             H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
             _add_scaled(data, slots, H.ravel(), h2)
@@ -835,10 +945,18 @@ class Simulation:
         return data
 
     def _add_contact_terms(self, data, terms):
-        """Add the x-space (rows, cols, vals, scale) Hessian terms to data through x = P z + c;
-        returns how many z-space entries the pattern lacks."""
-        return sum(_add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, self._z_index,
-                                       self._z_coef) for r, c, v, scale in terms)
+        """Add the x-space (rows, cols, vals, scale, offsets) Hessian terms to data through
+        x = P z + c (offsets: per-contact block boundaries of the triplets, contracted block by
+        block; None: triplet by triplet); returns how many z-space entries the pattern lacks."""
+        missing = 0
+        for r, c, v, scale, offsets in terms:
+            if offsets is None:
+                missing += _add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, self._z_index,
+                                               self._z_coef)
+            else:
+                missing += _add_mapped_blocks(data, self._indptr, self._indices, r, c, v, offsets, scale,
+                                              self._z_index, self._z_coef)
+        return missing
 
     def _solve(self, data, rhs):
         """Solve H p = rhs for the Hessian values `data` (LDL^T by qdldl; the fill-reducing
@@ -1357,7 +1475,7 @@ class Simulation:
             return d if d <= max_distance else np.inf
         pair = np.zeros_like(m.can_collide)
         pair[a, b] = pair[b, a] = True
-        vf, ee, _ = candidates(x, x, m.edges, m.faces, m.vertex_body, float(max_distance), can_collide=pair)
-        coll = contact.build_collisions(m, x, max_distance, candidates=(vf, ee, np.zeros(0, dtype=np.int64)))
+        pairs = self._candidates(x, x, float(max_distance), can_collide=pair)
+        coll = contact.build_collisions(m, x, max_distance, candidates=pairs)
         d = contact.min_distance(coll, m, x)
         return d if d <= max_distance else np.inf

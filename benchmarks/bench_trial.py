@@ -1,0 +1,96 @@
+"""Per-phase cost of whole cube trials: IPC engine, 3 cm cube, grasps 0-9, no pose noise.
+
+For every trial and phase (initialise incl. settle, squeeze, lift, judge incl. hold) prints wall
+time (s), CPU time of this process (s, time.process_time: less sensitive to other load on the
+machine than wall time), steps and Newton iterations; then the median per trial and its ratio
+to 28.2 s, the median trial time of the original C++ IPC-GraspSim on these grasps. All trials
+run in one process after one untimed warm-up trial (numba compilation or cache loading), so the
+numbers are steady-state costs. Run: .venv/bin/python benchmarks/bench_trial.py [--grasps 0 5]
+[--subdivisions 4] [--pad-resolution 0.002]
+"""
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+import trimesh
+
+from ipcgrasp import GraspObject, SimParams
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.data.reach import load_object, load_physical_grasps
+from ipcgrasp.grasp.ipc_backend import IpcBackend
+from ipcgrasp.grasp.procedure import GraspProcedure
+
+CPP_MEDIAN_S = 28.2  # original C++ IPC-GraspSim, median trial on the cube grasps
+PHASES = ("initialise", "squeeze", "lift", "judge")
+
+
+class _PhaseTimed(GraspProcedure):
+    """The grasp procedure, recording per phase wall time, CPU time, steps and Newton iterations."""
+
+    def _timed(self, phase):
+        name = phase.__name__.strip("_")
+        r = self.result
+        wall, cpu, steps, iters = time.perf_counter(), time.process_time(), r.steps, r.newton_iterations
+        try:
+            super()._timed(phase)
+        finally:
+            self.costs[name] = (time.perf_counter() - wall, time.process_time() - cpu, r.steps - steps,
+                                r.newton_iterations - iters)
+
+
+def run_trial(obj, object_pose, grasp_pose, params):
+    procedure = _PhaseTimed(obj, object_pose, grasp_pose, params, IpcBackend)
+    procedure.costs = {}
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = procedure.run()
+    return result, procedure.costs, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--grasps", type=int, nargs="+", default=list(range(10)))
+    parser.add_argument("--subdivisions", type=int, default=0, help="cube mesh subdivisions (4: 1538 vertices)")
+    parser.add_argument("--pad-resolution", type=float, default=None, help="pad tet size (m); default SimParams'")
+    parser.add_argument("--close-rule", default="force")
+    args = parser.parse_args()
+    data = resolve_data_dir()
+    mesh_path, mass = load_object(data, "cube_3cm")
+    grasps = load_physical_grasps(data, "cube_3cm")
+    mesh = trimesh.load(mesh_path, force="mesh")
+    for _ in range(args.subdivisions):
+        mesh = mesh.subdivide()
+    obj = GraspObject.from_mesh(mesh, mass, "cube_3cm")
+    extra = {} if args.pad_resolution is None else {"pad_resolution": args.pad_resolution}
+    params = SimParams(noise_translation=0.0, noise_rotation=0.0, close_rule=args.close_rule, **extra)
+    load = os.getloadavg()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; "
+          f"cube {len(mesh.vertices)} vertices, pad resolution {params.pad_resolution * 1e3:.1f} mm, "
+          f"close rule {params.close_rule}")
+    t0 = time.perf_counter()
+    run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)
+    print(f"warm-up trial (compile or cache load included): {time.perf_counter() - t0:.2f} s")
+    header = "".join(f" {p + ' s/cpu/st/it':>26}" for p in PHASES)
+    print(f"{'grasp':>5} {'verdict':>8} {'label':>10} {'wall s':>7} {'cpu s':>7} {'steps':>5} {'iters':>6}{header}")
+    walls, cpus, iters = [], [], []
+    for g in args.grasps:
+        result, costs, wall, cpu = run_trial(obj, grasps.object_poses[g], grasps.grasp_poses[g], params)
+        walls.append(wall)
+        cpus.append(cpu)
+        iters.append(result.newton_iterations)
+        cells = "".join(f" {costs[p][0]:6.2f}/{costs[p][1]:6.2f}/{costs[p][2]:4d}/{costs[p][3]:5d}" if p in costs
+                        else f" {'-':>26}" for p in PHASES)
+        print(f"{g:>5} {'held' if result.success else 'FAIL':>8} {result.failure_mode or 'held':>10} {wall:7.2f} "
+              f"{cpu:7.2f} {result.steps:5d} {result.newton_iterations:6d}{cells}")
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    print(f"median per trial: wall {wall:.2f} s, CPU {cpu:.2f} s, {statistics.median(iters):.0f} Newton iterations, "
+          f"{1e3 * sum(cpus) / max(sum(iters), 1):.2f} ms CPU per iteration")
+    print(f"ratio to C++ IPC-GraspSim ({CPP_MEDIAN_S} s): wall {wall / CPP_MEDIAN_S:.3f}, CPU {cpu / CPP_MEDIAN_S:.3f}")
+    load = os.getloadavg()
+    print(f"load average at the end: {load[0]:.2f} {load[1]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
