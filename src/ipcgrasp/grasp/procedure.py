@@ -50,6 +50,7 @@ OVERSHOOT = 1.5  # a closing increment is refined when the rule's quantity excee
 TARGET_LEVEL = 1.1  # once both pads touch, the approach aims 10 % past the rule's threshold
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
 MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
+STEP_GROWTH = 2.0  # a secant step is at most this x the last one (a secant from near-zero forces overshoots)
 RECORDS = ("frames", "trajectory")
 """What a trial may record (`record=`): frames, per step the bodies' world vertices and the pads'
 contact points, for pictures (GraspResult.frames, .faces); trajectory, per step the quantities of
@@ -234,7 +235,8 @@ class GraspProcedure:
         """How far each jaw is sent this step (m): the closing speed, shortened to land a free pad
         just short of the object; once both pads touch, a secant step on the close level towards
         TARGET_LEVEL (a force-limited gripper slowing down at contact), never longer than the
-        closing speed allows and never shorter than MIN_CONTACT_STEP approach distances."""
+        closing speed allows or STEP_GROWTH times the last step, and never shorter than
+        MIN_CONTACT_STEP approach distances."""
         nominal = self.closing_speed * self.backend.dt
         near = self.backend.approach_distance
         if all(touched):
@@ -243,9 +245,9 @@ class GraspProcedure:
                 (c0, l0), (c1, l1) = history[-2], history[-1]
                 if l1 >= TARGET_LEVEL:  # past the target but the rule has not fired (B of psi): go on
                     return first
-                if l1 > l0 and c1 > c0:
+                if l1 > l0 and c1 > c0:  # never more than STEP_GROWTH x the last step: the force rises steeply
                     return float(np.clip((TARGET_LEVEL - l1) * (c1 - c0) / (l1 - l0), MIN_CONTACT_STEP * near,
-                                         nominal))
+                                         min(nominal, STEP_GROWTH * (c1 - c0))))
             return first
         if nominal <= FIRST_CONTACT_STEP * near:  # steps already short of the contact scale
             return nominal
