@@ -203,6 +203,23 @@ class StepFailed(RuntimeError):
 
 
 @njit
+def _row_position(indices, lo, end, i):
+    """Position of row i among the sorted row indices[lo:end] of a CSC column (where it would be
+    inserted if absent), searching from lo: rows arrive in ascending order, so the last position
+    found is checked first."""
+    if lo < end and indices[lo] == i:
+        return lo
+    hi = end
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if indices[mid] < i:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit
 def _pattern_slots(indptr, indices, rows, cols):
     """Position of each entry (rows[k], cols[k]) in an upper-triangle CSC pattern (row indices
     sorted within each column); -1 for entries below the diagonal, with a negative index, or
@@ -213,14 +230,7 @@ def _pattern_slots(indptr, indices, rows, cols):
         c = cols[k]
         if r < 0 or r > c:
             continue
-        lo = indptr[c]
-        hi = indptr[c + 1]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if indices[mid] < r:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _row_position(indices, indptr[c], indptr[c + 1], r)
         if lo < indptr[c + 1] and indices[lo] == r:
             slots[k] = lo
     return slots
@@ -256,14 +266,7 @@ def _add_mapped_hessian(data, indptr, indices, rows, cols, vals, scale, z_index,
                 i = z_index[r, s]
                 if i < 0 or i > j:
                     break
-                if lo >= end or indices[lo] != i:
-                    hi = end
-                    while lo < hi:
-                        mid = (lo + hi) // 2
-                        if indices[mid] < i:
-                            lo = mid + 1
-                        else:
-                            hi = mid
+                lo = _row_position(indices, lo, end, i)
                 if lo < end and indices[lo] == i:
                     data[lo] += z_coef[r, s] * z_coef[c, t] * v
                     lo += 1
@@ -339,14 +342,7 @@ def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, 
             end = indptr[j + 1]
             for li in range(lj + 1):
                 i = zs[li]
-                if lo >= end or indices[lo] != i:
-                    hi = end
-                    while lo < hi:
-                        mid = (lo + hi) // 2
-                        if indices[mid] < i:
-                            lo = mid + 1
-                        else:
-                            hi = mid
+                lo = _row_position(indices, lo, end, i)
                 if lo < end and indices[lo] == i:
                     data[lo] += L[li, lj]
                     lo += 1
