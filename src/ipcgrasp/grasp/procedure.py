@@ -182,8 +182,12 @@ class GraspProcedure:
         if self.record_frames:
             self.result.faces = self.backend.faces()
             self.result.frames.append(self.backend.frame())
-        self._guarded(lambda: [self._step() for _ in range(int(round(p.settle_time / self.backend.dt)))],
-                      phase="settle")
+        self._guarded(self._settle, phase="settle")
+
+    def _settle(self) -> None:
+        """settle_time with the jaws still: the object comes to rest on the ground."""
+        for _ in range(int(round(self.params.settle_time / self.backend.dt))):
+            self._step()
 
     def _squeeze(self) -> None:
         p, r, backend = self.params, self.result, self.backend
