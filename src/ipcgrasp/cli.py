@@ -230,14 +230,14 @@ def _cmd_simulate(args) -> int:
     return 0
 
 
-def _write_trajectory(args, result, trial: int, params, path) -> None:
+def _write_trajectory(args, result, trial: int, params, path, **attrs) -> None:
     from ipcgrasp.grasp.trajectory import write_trajectory
 
     if not result.trajectory:
         print(f"trial {trial} has no trajectory ({result.failure_mode}: {result.reason}); nothing written to {path}")
         return
     write_trajectory(result, path, params, vertices=getattr(args, "vertices", False) and bool(result.frames),
-                     object=args.object, grasp=args.grasp, trial=trial, root_seed=args.seed)
+                     object=args.object, grasp=args.grasp, trial=trial, root_seed=args.seed, **attrs)
     print(f"wrote {path}")
 
 
@@ -275,13 +275,15 @@ def _cmd_replay(args) -> int:
     from ipcgrasp.grasp.simulate import run_trial
     from ipcgrasp.study.cube import read_cube
     from ipcgrasp.study.replay import stored_trial
+    from ipcgrasp.viz.figures.caption import STAGE_SPLITS
 
     fixed = None
     if args.config:
         with open(args.config) as stream:
             fixed = yaml.safe_load(stream)["sim"]
     setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw}
-    stored = stored_trial(read_cube(args.cube), args.object, args.grasp, args.trial, setting, fixed)
+    cube = read_cube(args.cube)
+    stored = stored_trial(cube, args.object, args.grasp, args.trial, setting, fixed)
     obj, physical = _physical_grasp(args)
     record = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     result = run_trial(obj, physical.object_poses[args.grasp], physical.grasp_poses[args.grasp], stored.params,
@@ -297,7 +299,9 @@ def _cmd_replay(args) -> int:
     if args.render:
         _render(args, result, args.render)
     if args.trajectory:
-        _write_trajectory(args, result, args.trial, stored.params, args.trajectory)
+        split = STAGE_SPLITS.get(cube.attrs.get("stage"))  # the study split the trial comes from
+        _write_trajectory(args, result, args.trial, stored.params, args.trajectory,
+                          **({"split": split} if split else {}))
     return 0 if same else 1
 
 
@@ -344,9 +348,12 @@ def _cmd_quality(args) -> int:
                       f"{np.degrees(q.s_a):.1f}", f"{q.s_f * 1e3:.2f}", f"{q.translation * 1e3:.2f}",
                       f"{(rendered - start) * 1e3:.2f}", f"{(measured - rendered) * 1e3:.3f}")
         if k == 0 and args.png:
+            from ipcgrasp.viz.figures.caption import OUTSIDE_STUDY, caption_line
             from ipcgrasp.viz.quality import plot_image_quality
 
-            plot_image_quality(silhouette, q, args.png, caption=f"{args.object} grasp {args.grasp}, trial 1")
+            plot_image_quality(silhouette, q, args.png, caption=caption_line(
+                f"{args.object} grasp {args.grasp}, trial 1" + (" (recorded pose)" if args.no_noise else ""),
+                OUTSIDE_STUDY, "1 grasp x 1 trial = 1 trial"))
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(table)
     predicted = np.mean(np.array(scores) >= SUCCESS_THRESHOLD)

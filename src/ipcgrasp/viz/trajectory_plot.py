@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ipcgrasp.io import write_bytes_atomic
+from ipcgrasp.viz.figures.caption import OUTSIDE_STUDY, add_caption, caption_line
 
 PHASE_COLOURS = {"settle": "#f2f2f2", "squeeze": "#fde9d9", "lift": "#e0ecf8", "hold": "#e5f5e0",
                  "shake": "#f2e5f7", "critical_mass": "#fff7d6"}
@@ -42,7 +43,8 @@ def phase_spans(ds: xr.Dataset) -> list[tuple[str, float, float]]:
 
 
 def caption_text(ds: xr.Dataset) -> str:
-    """Object, grasp, seed, parameters and outcome of the trial, from the file's attributes."""
+    """The caption line (object and grasp, split, N = 1 trial), then seed, parameters and outcome
+    of the trial and the ipcgrasp version, from the file's attributes."""
     a = ds.attrs
     params = json.loads(a["params"]) if "params" in a else {}
     outcome = "success" if a.get("success") else f"failed: {a.get('failure_mode')} ({a.get('reason')})"
@@ -52,15 +54,16 @@ def caption_text(ds: xr.Dataset) -> str:
     if "mu" in params:
         setting.append(f"mu = {params['mu']:g}")
     setting += [f"{params[k]} {label}" for k, label in (("jaw", "jaw"), ("close_rule", "rule")) if k in params]
-    return (f"{a.get('object', 'object')}, grasp {a.get('grasp', '?')}, seed {a.get('seed')}: "
-            f"{', '.join(setting)}; {outcome}. ipcgrasp {a.get('ipcgrasp_version', '?')}")
+    trial = f", trial {a['trial']}" if "trial" in a else ""
+    data = f"{a.get('object', 'object')} grasp {a.get('grasp', '?')}{trial}"
+    line = caption_line(data, a.get("split", OUTSIDE_STUDY), "1 grasp x 1 trial = 1 trial")
+    return f"{line} Seed {a.get('seed')}: {', '.join(setting)}; {outcome}. ipcgrasp {a.get('ipcgrasp_version', '?')}."
 
 
-def plot_trajectory(ds: xr.Dataset, path: str | os.PathLike, dpi: int = 200) -> None:
+def trajectory_figure(ds: xr.Dataset) -> Figure:
     """Five panels over simulated time (s): pad normal and friction forces on the object (N), jaw
     opening (mm), object height (mm, lowest point above the ground) and object rotation (deg,
-    from the first step); phases shaded, the closing instant a dashed line; caption below.
-    Written as PNG atomically."""
+    from the first step); phases shaded, the closing instant a dashed line; caption below."""
     time = ds.time.values
     fig = Figure(figsize=(7.0, 9.0), layout="constrained")
     axes = fig.subplots(5, 1, sharex=True)
@@ -94,7 +97,13 @@ def plot_trajectory(ds: xr.Dataset, path: str | os.PathLike, dpi: int = 200) -> 
     axes[0].legend(handles=handles, fontsize=7, ncol=3, loc="upper left")
     axes[0].set_xlim(time[0] - (time[1] - time[0] if len(time) > 1 else 0.0), time[-1])
     fig.suptitle("Grasp trial trajectory", fontsize=11)
-    fig.text(0.5, -0.01, caption_text(ds), ha="center", va="top", fontsize=8, wrap=True)
+    add_caption(fig, caption_text(ds))
+    return fig
+
+
+def plot_trajectory(ds: xr.Dataset, path: str | os.PathLike, dpi: int = 200) -> None:
+    """Write `trajectory_figure` as PNG to `path` atomically."""
+    fig = trajectory_figure(ds)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     write_bytes_atomic(path, buffer.getvalue())
