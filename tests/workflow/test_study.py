@@ -4,7 +4,9 @@ reruns with the local executor: nothing to do, and after an interrupted grid onl
 job and what depends on it."""
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +178,59 @@ def test_resuming_an_interrupted_grid_reruns_only_the_unfinished_job_and_what_de
     assert (work / LOST_CELL).is_file()
     again = snakemake(work, "-n", "--cores", "2")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+NOTEBOOK_OUTPUTS = ["figures/*.png", "evaluation/per_grasp.csv", "evaluation/ranking.csv", "evaluation/outcomes.csv",
+                    "evaluation/contact_artifacts.csv", "evaluation/contact_stability.csv",
+                    "evaluation/image_quality_vs_simulation.csv"]
+
+
+def notebook_outputs(results: Path) -> dict[str, bytes]:
+    """Every figure and table the notebooks write, by path."""
+    return {str(p.relative_to(results)): p.read_bytes() for pattern in NOTEBOOK_OUTPUTS
+            for p in sorted(results.glob(pattern))}
+
+
+def test_a_failed_edit_notebook_session_keeps_the_study_s_figures(study, tmp_path):
+    """Snakemake deletes a job's outputs before it runs; the notebook outputs are update(), so a
+    Jupyter that fails to start (or a session that ends without rerunning the notebook) puts the
+    previous figures back."""
+    work, _ = study
+    venv_bin = Path(sys.executable).parent
+    if (venv_bin / "jupyter-notebook").exists():
+        pytest.skip("the notebook server is installed in this environment: --edit-notebook would start it")
+    fake = tmp_path / "bin"  # a Jupyter that refuses to start, found before any other on PATH
+    fake.mkdir()
+    for name in ("jupyter", "jupyter-notebook"):
+        (fake / name).write_text("#!/bin/sh\necho 'jupyter: cannot start (test)' >&2\nexit 1\n")
+        (fake / name).chmod(0o755)
+    before = notebook_outputs(work / "results")
+    assert "figures/grid_f1.png" in before and "figures/grid_failure_modes.png" in before
+    env = {**os.environ, "PATH": os.pathsep.join([str(fake), os.environ.get("PATH", "")])}
+    run = subprocess.run([str(SNAKEMAKE), "--cores", "1", "--configfile", "config/smoke.yaml", "--config",
+                          f"data_dir={resolve_data_dir()}", "--edit-notebook", "results/figures/grid_f1.png"],
+                         cwd=work, capture_output=True, text=True, timeout=600, env=env)
+    log = run.stdout + run.stderr
+    assert run.returncode != 0 and "Error in rule notebook_grid_search" in log, log[-3000:]
+    assert "Restored previous version of results/figures/grid_f1.png" in log
+    assert notebook_outputs(work / "results") == before  # nothing deleted, nothing overwritten
+    dry = snakemake(work, "-n", "--cores", "1")
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+
+
+def test_a_standalone_papermill_run_writes_beside_the_study_s_figures_never_over_them(study, tmp_path):
+    work, _ = study
+    results = work / "results"
+    assert not (results / "standalone").exists()
+    before = notebook_outputs(results)
+    papermill = Path(sys.executable).with_name("papermill")
+    try:
+        run = subprocess.run([str(papermill), "notebooks/evaluation.ipynb", str(tmp_path / "evaluation.ipynb"),
+                              "-p", "n_boot", "20"], cwd=work, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        written = sorted(str(p.relative_to(results / "standalone")) for p in (results / "standalone").rglob("*"))
+        assert {"figures/evaluation_robustness.png", "evaluation/per_grasp.csv", "evaluation/ranking.csv"} \
+            <= set(written)
+        assert notebook_outputs(results) == before
+    finally:
+        shutil.rmtree(results / "standalone", ignore_errors=True)  # made by this test only

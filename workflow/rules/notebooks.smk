@@ -2,6 +2,9 @@
 # tagged `parameters`). Executed copies land in results/notebooks/, figures in results/figures/.
 # They read the result cubes and compute no physics. Edit one interactively with
 #   snakemake --edit-notebook results/figures/grid_f1.png
+# Every output is update(): snakemake keeps it while the job runs (instead of deleting it first)
+# and puts the previous file back if the job fails, so a failed run or a failed or abandoned
+# --edit-notebook session never loses the study's figures and tables.
 
 
 rule notebook_calibration:
@@ -10,7 +13,7 @@ rule notebook_calibration:
         psi_th="results/calibration/psi_th.json",
         sensitivity=sensitivity_outputs()[:1],
     output:
-        figure="results/figures/calibration.png",
+        figure=update("results/figures/calibration.png"),
     log:
         notebook="results/notebooks/calibration.ipynb",
     notebook:
@@ -21,8 +24,8 @@ rule notebook_grid_search:
     input:
         cubes=expand("results/grid/{jaw}.nc", jaw=GRID["jaws"]),
     output:
-        figure="results/figures/grid_f1.png",
-        failures="results/figures/grid_failure_modes.png",
+        figure=update("results/figures/grid_f1.png"),
+        failures=update("results/figures/grid_failure_modes.png"),
     log:
         notebook="results/notebooks/grid_search.ipynb",
     notebook:
@@ -37,11 +40,11 @@ rule notebook_evaluation:
         cubes=EVALUATION_CUBES,
         table="results/evaluation/table.csv",
     output:
-        robustness="results/figures/evaluation_robustness.png",
-        failures="results/figures/evaluation_failure_modes.png",
-        ranking_figure="results/figures/evaluation_ranking.png",
-        per_grasp="results/evaluation/per_grasp.csv",
-        ranking="results/evaluation/ranking.csv",
+        robustness=update("results/figures/evaluation_robustness.png"),
+        failures=update("results/figures/evaluation_failure_modes.png"),
+        ranking_figure=update("results/figures/evaluation_ranking.png"),
+        per_grasp=update("results/evaluation/per_grasp.csv"),
+        ranking=update("results/evaluation/ranking.csv"),
     params:
         models=["ipcgrasp"] + EVALUATION_MODELS,
         n_boot=EVALUATION["n_boot"],
@@ -72,7 +75,7 @@ rule notebook_failure_modes:
         cubes=EVALUATION_CUBES,
         sweeps=expand("results/baselines/{model}.nc", model=SWEPT_MODELS),
     output:
-        **FAILURE_MODE_OUTPUTS,
+        **{name: update(path) for name, path in FAILURE_MODE_OUTPUTS.items()},
     params:
         models=["ipcgrasp"] + EVALUATION_MODELS,
         swept=SWEPT_MODELS,
@@ -89,7 +92,7 @@ rule notebook_runtime:
         resolution="results/benchmarks/resolution.nc",
         trials="results/benchmarks/trial_wall_time.csv",
     output:
-        figure="results/figures/runtime.png",
+        figure=update("results/figures/runtime.png"),
     log:
         notebook="results/notebooks/runtime.ipynb",
     notebook:
