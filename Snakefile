@@ -1,9 +1,9 @@
 # ipcgrasp study: from meshes to held-out evaluation (DESIGN.md section 5).
-# Run from the repository root:  snakemake -c2   (or ./run.sh study)
+# Run from the repository root:  snakemake -c2 --configfile config/config.yaml   (or ./run.sh study)
 # Stages (one file each in workflow/rules/): data (manifest, split), meshes, calibration, grid,
 # baselines (contact-parameter sweeps of the dynamic baselines), evaluation, benchmarks, notebooks.
 # Stage target rules: split, meshes, calibration, psi_sensitivity, grid, baselines, evaluation,
-# benchmarks, notebooks (e.g. `snakemake -c2 --until grid`).
+# benchmarks, notebooks (e.g. `snakemake -c2 --configfile config/config.yaml --until grid`).
 
 configfile: "config/config.yaml"
 

@@ -1,7 +1,7 @@
 # Stage 5: analysis notebooks, run through papermill by the notebook directive (first cell
 # tagged `parameters`). Executed copies land in results/notebooks/, figures in results/figures/.
 # They read the result cubes and compute no physics. Edit one interactively with
-#   snakemake --edit-notebook results/figures/grid_f1.png
+#   snakemake --cores 1 --configfile config/config.yaml --edit-notebook results/figures/grid_f1.png
 # Every output is update(): snakemake keeps it while the job runs (instead of deleting it first)
 # and puts the previous file back if the job fails, so a failed run or a failed or abandoned
 # --edit-notebook session never loses the study's figures and tables.

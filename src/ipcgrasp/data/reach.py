@@ -132,7 +132,7 @@ class _Record:
 
     def fail(self, field: str | None, problem: str, fix: str = "") -> NoReturn:
         where = f"{self.path}: record {self.index}" + (f", field '{field}'" if field else "")
-        fix = fix or "Fix or regenerate the file so that every record follows DATA.md section 2."
+        fix = fix or "Fix or regenerate the file so that every record follows docs/data.md (\"A physical grasp file\")."
         raise DataFormatError(f"{where}: {problem}. {fix}")
 
     def integer(self, field: str) -> int:
@@ -169,8 +169,9 @@ def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> Physi
     except json.JSONDecodeError as err:
         raise DataFormatError(f"{path}: not valid JSON ({err}). Re-fetch the data (`ipcgrasp data fetch`).") from None
     if not isinstance(records, list) or not records:
-        raise DataFormatError(f"{path}: expected a non-empty JSON list of grasp-trial records (DATA.md "
-                              f"section 2), got {type(records).__name__}{' (empty)' if records == [] else ''}.")
+        got = type(records).__name__ + (" (empty)" if records == [] else "")
+        raise DataFormatError(f"{path}: expected a non-empty JSON list of grasp-trial records (docs/data.md, "
+                              f"\"A physical grasp file\"), got {got}.")
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PoseRoundingWarning)

@@ -421,7 +421,7 @@ def f1_caption(jaw: str, rule: str, n_trials: int, split_description: str, psi_t
     rule_text = RULE_TEXT.get(rule, rule)
     if rule == "psi" and psi_th is not None and np.isfinite(psi_th):
         rule_text += f", Psi_th = {psi_th:.3g} J"
-    return (f"Paper F1 (AP, AR rounded to 2 decimals; DATA.md section 6) of the simulator on the training "
+    return (f"Paper F1 (AP, AR rounded to 2 decimals; docs/data.md) of the simulator on the training "
             f"grasps: jaw {jaw}, close rule {rule_text}, {n_trials} perturbed trial(s) per grasp; rows E (Pa), "
             f"columns mu. {split_description}")
 
@@ -438,7 +438,7 @@ def evaluation_caption(best: Mapping, n_trials: int, n_boot: int, split_descript
                      for model, choice in (baselines or {}).items())
     return (f"Held-out evaluation, {n_trials} perturbed trial(s) per grasp, the same trial seeds for every model. "
             f"ipcgrasp and the dynamic baselines with the best training setting ({setting}).{chosen} "
-            f"paper_ap/ar/f1: the paper's metric (DATA.md section 6); precision, recall, f1 (robustness >= 0.5), "
+            f"paper_ap/ar/f1: the paper's metric (docs/data.md); precision, recall, f1 (robustness >= 0.5), "
             f"mae, brier, mcc per grasp with 95 % bootstrap intervals over grasps ({n_boot} resamples); "
             f"runtime_s: median over grasps of the wall time of one trial (for ipcgrasp without the "
             f"critical-mass ramp after the hold). {split_description}")
