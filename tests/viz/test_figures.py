@@ -297,3 +297,21 @@ def test_trial_counts_of_the_smoke_study_get_integer_ticks():
     for fig in (grid_failures, evaluation_failures):
         assert caption_parts(fig)[2] == "2 grasps x 1 trial = 2 trials" + " per setting" * (fig is grid_failures)
         assert_integer_ticks(fig.axes[0].xaxis)
+
+
+def test_the_image_space_picture_carries_the_caption_line_it_is_given():
+    import trimesh
+
+    from ipcgrasp.baselines.image_quality import grasp_quality, render_silhouette
+    from ipcgrasp.data.location import resolve_data_dir
+    from ipcgrasp.data.reach import load_object, load_physical_grasps
+    from ipcgrasp.viz.quality import image_quality_figure
+
+    data = resolve_data_dir()
+    mesh = trimesh.load(load_object(data, "cube_3cm")[0], force="mesh")
+    grasps = load_physical_grasps(data, "cube_3cm")
+    silhouette = render_silhouette(mesh, grasps.grasp_poses[2], 1e-3, object_pose=grasps.object_poses[2])
+    line = caption_line("cube_3cm grasp 2, trial 1", OUTSIDE_STUDY, "1 grasp x 1 trial = 1 trial")
+    fig = image_quality_figure(silhouette, grasp_quality(silhouette), line)
+    assert caption_of(fig) == line and caption_parts(fig)[1] == OUTSIDE_STUDY
+    assert fig.axes[0].get_xlabel() == "closing direction [mm]"
