@@ -19,6 +19,7 @@ from ipcgrasp.study.tables import (
     IMAGE_VS_SIMULATION,
     artifact_table,
     correlation_table,
+    failure_counts,
     image_vs_simulation,
     outcome_counts,
     ranking_table,
@@ -273,13 +274,13 @@ def test_units_are_on_every_quantitative_axis(figure_cases):
 
 def test_the_failure_counts_drawn_are_the_cube_s_counts(grid):
     fig = figures.grid_failure_figure(grid)
-    ax = fig.axes[0]
-    widths = {}
-    for bar in ax.patches:
-        widths[round(bar.get_y() + bar.get_height() / 2)] = widths.get(round(bar.get_y() + bar.get_height() / 2), 0) \
-            + bar.get_width()
-    assert sorted(set(widths.values())) == [40]  # every setting's bar adds up to its 8 x 5 trials
-    assert len(ax.get_yticklabels()) == len(E_VALUES) * len(MU_VALUES) * len(RULES)
+    ax = fig.axes[0]  # the rounded jaw: one bar per setting, one segment per outcome
+    counts = failure_counts(grid["rounded"], by=("rule", "E", "mu"))
+    assert len(ax.get_yticklabels()) == len(counts) == len(E_VALUES) * len(MU_VALUES) * len(RULES)
+    drawn = {container.get_label(): [bar.get_width() for bar in container] for container in ax.containers}
+    assert drawn == {("success" if mode == "none" else mode): counts[mode].tolist() for mode in counts.columns
+                     if mode not in ("rule", "E", "mu")}
+    assert (counts.drop(columns=["rule", "E", "mu"]).sum(axis=1) == 40).all()  # 8 grasps x 5 trials per setting
 
 
 def test_trial_counts_of_the_smoke_study_get_integer_ticks():
