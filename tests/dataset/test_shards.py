@@ -67,12 +67,12 @@ def assert_same_dataset(sharded: Path, single: Path) -> None:
 def test_sharded_generate_writes_the_single_process_records_and_index(executor, mesh, single, tmp_path, capsys):
     out = tmp_path / "grasps"
     args = ["generate", "--mesh", str(mesh), "--mass", "0.003", "--n", str(N), "--trials", str(TRIALS), "--seed",
-            str(SEED), "--no-images", "--out", str(out), "--shard-size", "1", "--workers", "2", *executor]
+            str(SEED), "--no-images", "--out", str(out), "--shard-size", "2", "--workers", "2", *executor]
     assert main(args) == 0
-    assert sorted(p.name for p in (out / "shards").iterdir()) == [f"shard_{k:04d}.json" for k in range(N)]
+    assert sorted(p.name for p in (out / "shards").iterdir()) == ["shard_0000.json", "shard_0001.json"]
     assert_same_dataset(out, single)
     summaries = [json.loads(p.read_text()) for p in sorted((out / "shards").iterdir())]
-    assert [s["written"] for s in summaries] == [[0], [1], [2]]  # one grasp per job
+    assert [s["written"] for s in summaries] == [[0, 1], [2]]  # two grasps per job, the last shard shorter
     # merging again finds every record; a missing one is named
     assert merge_shards(out, sorted((out / "shards").iterdir()))["records"] == N
     (out / "grasp_0001.json").unlink()

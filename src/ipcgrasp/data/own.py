@@ -165,10 +165,10 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
     if not isinstance(trials, list) or not trials:
         problems.add("field 'trials'", "expected a non-empty list of trials", "list one entry per physical trial")
         trials = []
-    grouped = _check_trials(trials, objects, problems)
+    grouped, tainted = _check_trials(trials, objects, problems)
     checked = {}
     for name, fields in objects.items():
-        if fields is None:
+        if fields is None or name in tainted:  # its own problems are reported; no follow-on ones
             continue
         grasps = grouped.get(name, {})
         if not grasps:
@@ -263,10 +263,12 @@ def _check_objects(entries, path: Path, problems: _Problems) -> dict:
     return objects
 
 
-def _check_trials(trials: list, objects: dict, problems: _Problems) -> dict:
-    """object -> grasp id -> {object_pose, gripper_pose, gripper, results, first}; each trial checked."""
+def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dict, set]:
+    """(object -> grasp id -> {object_pose, gripper_pose, gripper, results, first}, names of the
+    objects with a trial that has a problem); each trial checked."""
     grippers = known_grippers()
     grouped: dict[str, dict] = {}
+    tainted: set = set()
     for index, trial in enumerate(trials):
         where = f"trials[{index}]"
         if not isinstance(trial, dict):
@@ -310,6 +312,8 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> dict:
                              fix or "give an exactly orthonormal rotation (no rounding), the translation in metres")
                 ok = False
         if not ok or objects.get(name) is None:
+            if isinstance(name, str):
+                tainted.add(name)
             continue
         grasps = grouped.setdefault(name, {})
         if grasp not in grasps:
@@ -321,7 +325,7 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> dict:
                                                  f"{name} grasp {grasp!r}",
                              "give repeats of one grasp identical poses, or a grasp id of their own")
         entry["results"].append(bool(success))
-    return grouped
+    return grouped, tainted
 
 
 def import_trials(source: str | os.PathLike, dest: str | os.PathLike) -> dict:
