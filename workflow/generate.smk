@@ -7,11 +7,16 @@
 # workflow/schemas/generate.schema.yaml.
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from ipcgrasp.dataset.shards import SHARD_DIR, n_shards, shard_path
+from ipcgrasp.dataset.shards import SHARD_DIR, generation_inputs, n_shards, shard_path
 
 validate(config, schema="schemas/generate.schema.yaml")
+try:
+    generation_inputs(config)  # the mesh, mass and simulator settings, checked before any job
+except (OSError, ValueError) as exc:
+    raise WorkflowError(f"generate config: {exc}") from None
 OUT = Path(config["out"])
 SHARDS = [f"{k:04d}" for k in range(n_shards(config["n"], config["shard_size"]))]
 

@@ -36,10 +36,14 @@ def _cmd_data_import(args) -> int:
     for name, info in manifest["objects"].items():
         print(f"{name}: {info['grasps']} grasp(s) x {info['trials_per_grasp']} trial(s), {info['mass_kg'] * 1000:g} g, "
               f"{info['split']}")
-    dest = Path(args.dest)
-    print(f"imported {args.source} ({manifest['gripper']}) into {dest} (REACH layout). Run the study on it with\n"
-          f"  .venv/bin/snakemake -c2 --configfile config/own_data_example.yaml "
-          f"--config data_dir={dest} registry={dest / REGISTRY_FILE}")
+    from ipcgrasp.paths import REPO_ROOT
+
+    dest = Path(args.dest).resolve()
+    study = "./run.sh study --configfile config/own_data_example.yaml"
+    if dest != REPO_ROOT / "resources" / "own_data":  # the directory config/own_data_example.yaml names
+        study += f" --config data_dir={dest} registry={dest / REGISTRY_FILE}"
+    print(f"imported {args.source} ({manifest['gripper']}) into {dest} (REACH layout). The study on it, from the "
+          f"repository root:\n  {study}")
     return 0
 
 
@@ -410,6 +414,7 @@ def _generate_with_snakemake(args) -> int:
 
     import yaml
 
+    from ipcgrasp.dataset.shards import generation_inputs
     from ipcgrasp.io import write_bytes_atomic
     from ipcgrasp.paths import REPO_ROOT
 
@@ -418,6 +423,7 @@ def _generate_with_snakemake(args) -> int:
               "name": args.name or "", "trials": args.trials, "seed": args.seed, "shard_size": args.shard_size,
               "images": not args.no_images, "E": args.E, "mu": args.mu, "close_rule": args.close_rule,
               "jaw": args.jaw, "critical_mass": args.critical_mass}
+    generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
     config_file = write_bytes_atomic(out / "generate.yaml", yaml.safe_dump(config, sort_keys=False).encode())
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "workflow" / "generate.smk"),
                "--configfile", str(config_file)]

@@ -25,7 +25,8 @@ from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.io import write_json_atomic
 
-__all__ = ["PARAM_KEYS", "SHARD_DIR", "merge_shards", "n_shards", "run_shard", "shard_grasps", "shard_path"]
+__all__ = ["PARAM_KEYS", "SHARD_DIR", "generation_inputs", "merge_shards", "n_shards", "run_shard", "shard_grasps",
+           "shard_path"]
 
 SHARD_DIR = "shards"
 PARAM_KEYS = ("E", "mu", "close_rule", "jaw", "critical_mass")
