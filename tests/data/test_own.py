@@ -70,6 +70,12 @@ def set_pose(index, field, value):
     return edit
 
 
+def two_held_out_objects(doc):
+    doc["objects"]["box_b"] = dict(doc["objects"]["box_3cm"])
+    for trial in doc["trials"][:4]:
+        trial["object"] = "box_b"
+
+
 SHEARED = [[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
 
 
@@ -93,6 +99,8 @@ SHEARED = [[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
                                                       r"earlier trial of box_3cm grasp 0; fix:"),
     (lambda d: d["trials"][0].pop("success"), r"trials\[0\]: field\(s\) success missing"),
     (lambda d: d.update(version=2), r"fields 'format', 'version'"),
+    (two_held_out_objects, r"objects: with several objects the study splits by object, but every object has split "
+                           r"'heldout'; fix: mark at least one object"),
 ])
 def test_each_bad_input_is_refused_naming_the_file_the_field_and_the_fix(own_trials, tmp_path, edit, expected):
     source, doc = own_trials(tmp_path / "lab")

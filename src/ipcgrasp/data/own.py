@@ -42,6 +42,7 @@ from ipcgrasp import __version__
 from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
 from ipcgrasp.data.registry import SPLITS
 from ipcgrasp.geometry.mesh import MeshError, load_object_mesh
+from ipcgrasp.grasp.object import DENSITY_RANGE, GraspObject
 from ipcgrasp.grasp.pose import PoseError, PoseRoundingWarning, rigid_pose
 from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 
@@ -243,24 +244,27 @@ def _check_objects(entries, path: Path, problems: _Problems) -> dict:
                     warnings.simplefilter("ignore")  # safe repairs (winding, orientation) are fine here
                     mesh = load_object_mesh(mesh_file)
             except (MeshError, ValueError) as exc:
-                problems.add(f"{where}.mesh", " ".join(str(exc).split()).split("; fix: ")[0],
-                             (" ".join(str(exc).split()).split("; fix: ") + [
-                                 "export the object as one closed triangle surface in metres"])[1])
+                problems.add(f"{where}.mesh", *_problem_and_fix(exc, "export the object as one closed triangle "
+                                                                     "surface in metres"))
                 ok = False
         if ok:
-            from ipcgrasp.grasp.object import DENSITY_RANGE, GraspObject
-
             try:
                 GraspObject.from_mesh(mesh, float(mass), name=f"{where} (mesh {mesh_file})")
             except ValueError as exc:
                 low, high = DENSITY_RANGE
-                problems.add(f"{where}.mass_kg", " ".join(str(exc).split()).split("; fix")[0],
+                problems.add(f"{where}.mass_kg", _problem_and_fix(exc, "")[0],
                              f"check the mass is in kg and the mesh in metres (plausible density {low:g}-{high:g} "
                              "kg/m^3)")
                 ok = False
         if ok:
             objects[name] = {"mesh_file": mesh_file, "mesh": mesh, "mass": float(mass), "split": split}
     return objects
+
+
+def _problem_and_fix(exc: Exception, default_fix: str) -> tuple[str, str]:
+    """An error message of the simulator's checks on one line, split at its "; fix: "."""
+    problem, _, fix = " ".join(str(exc).split()).partition("; fix: ")
+    return problem, fix or default_fix
 
 
 def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dict, set]:
@@ -306,10 +310,9 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
                     warnings.simplefilter("error", PoseRoundingWarning)
                     poses[field] = rigid_pose(trial[field], f"{where}.{field}")
             except (PoseError, PoseRoundingWarning) as exc:
-                message = " ".join(str(exc).split())
-                problem, _, fix = message.partition("; fix: ")
-                problems.add(f"{where}.{field}", problem.split(": ", 1)[-1],
-                             fix or "give an exactly orthonormal rotation (no rounding), the translation in metres")
+                problem, fix = _problem_and_fix(exc, "give an exactly orthonormal rotation (no rounding), the "
+                                                     "translation in metres")
+                problems.add(f"{where}.{field}", problem.split(": ", 1)[-1], fix)  # the field leads the message
                 ok = False
         if not ok or objects.get(name) is None:
             if isinstance(name, str):
