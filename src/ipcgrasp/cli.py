@@ -29,13 +29,44 @@ def _cmd_data_fetch(args) -> int:
     return 0
 
 
+def _cmd_data_import(args) -> int:
+    from ipcgrasp.data.own import REGISTRY_FILE, import_trials
+
+    manifest = import_trials(args.source, args.dest)
+    for name, info in manifest["objects"].items():
+        print(f"{name}: {info['grasps']} grasp(s) x {info['trials_per_grasp']} trial(s), {info['mass_kg'] * 1000:g} g, "
+              f"{info['split']}")
+    from ipcgrasp.paths import REPO_ROOT
+
+    dest = Path(args.dest).resolve()
+    study = "./run.sh study --configfile config/own_data_example.yaml"
+    if dest != REPO_ROOT / "resources" / "own_data":  # the directory config/own_data_example.yaml names
+        study += f" --config data_dir={dest} registry={dest / REGISTRY_FILE}"
+    print(f"imported {args.source} ({manifest['gripper']}) into {dest} (REACH layout). The study on it, from the "
+          f"repository root:\n  {study}")
+    return 0
+
+
 def _cmd_objects(args) -> int:
+    from ipcgrasp.data.location import DataNotFoundError, describe_data_dir, resolve_data_dir
     from ipcgrasp.data.registry import load_registry
 
     registry = load_registry(args.registry)
-    print(f"{'object':<16} {'mass [g]':>8}  split")
+    try:
+        data_dir = resolve_data_dir(args.data)
+        local = describe_data_dir(data_dir, registry)["objects"]
+        where = f"local data: {data_dir}"
+    except DataNotFoundError as exc:
+        if args.data:
+            raise
+        local, where = {}, f"local data: none ({' '.join(str(exc).split())[:120]}...)"
+    print(f"{'object':<16} {'mass [g]':>8}  {'split':<8}  local data")
     for info in registry.values():
-        print(f"{info.name:<16} {info.mass * 1000:>8.1f}  {info.split}")
+        entry = local.get(info.name, {})
+        data = ("mesh + physical grasps" if entry.get("mesh") and entry.get("physical_grasps")
+                else "mesh only" if entry.get("mesh") else "grasps only" if entry.get("physical_grasps") else "-")
+        print(f"{info.name:<16} {info.mass * 1000:>8.1f}  {info.split:<8}  {data}")
+    print(where)
     return 0
 
 
@@ -382,8 +413,38 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _generate_with_snakemake(args) -> int:
+    """`generate` as Snakemake jobs (workflow/generate.smk, one per --shard-size grasps): the
+    settings go to OUT/generate.yaml, which every job reads; snakemake runs from the repository
+    root, on --profile's executor or locally on --workers cores."""
+    import subprocess
+
+    import yaml
+
+    from ipcgrasp.dataset.shards import generation_inputs
+    from ipcgrasp.io import write_bytes_atomic
+    from ipcgrasp.paths import REPO_ROOT
+
+    out = Path(args.out).resolve()
+    config = {"mesh": str(Path(args.mesh).resolve()), "mass": args.mass, "n": args.n, "out": str(out),
+              "name": args.name or "", "trials": args.trials, "seed": args.seed, "shard_size": args.shard_size,
+              "images": not args.no_images, "E": args.E, "mu": args.mu, "close_rule": args.close_rule,
+              "jaw": args.jaw, "critical_mass": args.critical_mass}
+    generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
+    config_file = write_bytes_atomic(out / "generate.yaml", yaml.safe_dump(config, sort_keys=False).encode())
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "workflow" / "generate.smk"),
+               "--configfile", str(config_file)]
+    profile = str(Path(args.profile).resolve()) if args.profile and Path(args.profile).is_dir() else args.profile
+    command += ["--profile", profile] if profile else ["--cores", str(args.workers)]
+    print(" ".join(command), flush=True)
+    return subprocess.run(command, cwd=REPO_ROOT).returncode
+
+
 def _cmd_generate(args) -> int:
     import numpy as np
+
+    if args.shard_size is not None:
+        return _generate_with_snakemake(args)
 
     from ipcgrasp import GraspObject, SimParams
     from ipcgrasp.dataset import generate_dataset
@@ -448,16 +509,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ipcgrasp {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    data = commands.add_parser("data", help="locate or fetch the REACH data").add_subparsers(dest="action", required=True)
+    data = commands.add_parser("data", help="locate, fetch or import physical grasp data").add_subparsers(dest="action", required=True)
     where = data.add_parser("where", help="print the data directory ipcgrasp would use")
     where.add_argument("--data", help="explicit data directory (else $IPCGRASP_DATA, ../shared/data/reach, resources/reach)")
     where.set_defaults(func=_cmd_data_where)
     fetch = data.add_parser("fetch", help="download the IPC-GraspSim data archive and unpack it")
     fetch.add_argument("--dest", default=str(RESOURCES_REACH), help="target directory (default: %(default)s)")
     fetch.set_defaults(func=_cmd_data_fetch)
+    load = data.add_parser("import", help="check your own physical trials (docs/own_data.md) and write them "
+                                          "in the REACH layout the study reads, with their object registry")
+    load.add_argument("source", metavar="TRIALS.json", help="the trials file (docs/own_data.md)")
+    load.add_argument("dest", metavar="DEST", help="new or empty directory, or one a previous import wrote")
+    load.set_defaults(func=_cmd_data_import)
 
     objects = commands.add_parser("objects", help="list the object registry")
     objects.add_argument("--registry", help="path of an objects.yaml (default: config/objects.yaml)")
+    objects.add_argument("--data", help="data directory whose objects are marked as local (default: the one "
+                                        "`ipcgrasp data where` prints)")
     objects.set_defaults(func=_cmd_objects)
 
     simulate = commands.add_parser("simulate", help="simulate perturbed trials of one physical grasp")
@@ -569,6 +637,12 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--critical-mass", action="store_true",
                           help="after each successful hold, ramp the object's mass until it slips (PrendoSim)")
     generate.add_argument("--no-images", action="store_true", help="write no PNG pictures")
+    generate.add_argument("--shard-size", type=_positive_int, metavar="K",
+                          help="run as Snakemake jobs of K grasps each (workflow/generate.smk), merged into the "
+                               "same records and index.csv as one process writes")
+    generate.add_argument("--profile", metavar="DIR",
+                          help="with --shard-size: a Snakemake profile choosing the executor, e.g. profiles/slurm "
+                               "(default: local jobs on --workers cores)")
     generate.set_defaults(func=_cmd_generate)
     return parser
 
@@ -595,7 +669,8 @@ def main(argv: list[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return args.func(args)
     except (OSError, ValueError, RuntimeError, yaml.YAMLError, MemoryError) as exc:
-        print(f"ipcgrasp: error: {_one_line(exc)}", file=sys.stderr)
+        message = str(exc) if getattr(exc, "keeps_lines", False) else _one_line(exc)
+        print(f"ipcgrasp: error: {message}", file=sys.stderr)
         return 2
 
 

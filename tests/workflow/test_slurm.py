@@ -24,7 +24,7 @@ import xarray as xr
 
 from ipcgrasp.study.cube import read_cube
 
-from .conftest import copy_of_the_repository, run_smoke_study
+from .conftest import SNAKEMAKE, copy_of_the_repository, run_smoke_study
 
 pytestmark = pytest.mark.slow
 
@@ -69,14 +69,20 @@ def slurm_unavailable() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def slurm_study(tmp_path_factory):
-    """The smoke study through `--executor slurm` (profiles/slurm): (work tree, log, wall time in s)."""
+def require_slurm() -> None:
+    """Skip the test, saying why, where the throw-away cluster does not take jobs (fail instead
+    with IPCGRASP_REQUIRE_SLURM=1)."""
     reason = slurm_unavailable()
     if reason is not None:
         if os.environ.get("IPCGRASP_REQUIRE_SLURM") == "1":
             pytest.fail(f"IPCGRASP_REQUIRE_SLURM=1 but SLURM is not usable: {reason}")
         pytest.skip(f"SLURM test skipped: {reason}")
+
+
+@pytest.fixture(scope="module")
+def slurm_study(tmp_path_factory):
+    """The smoke study through `--executor slurm` (profiles/slurm): (work tree, log, wall time in s)."""
+    require_slurm()
     work = copy_of_the_repository(tmp_path_factory.mktemp("slurm_study") / "repo")
     start = time.monotonic()
     run = run_smoke_study(work, "--profile", "profiles/slurm", *LOCAL_SLURM_ARGS, check=False)
@@ -199,3 +205,41 @@ def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
               f"{counts['.json']} JSON files: equal; held-out ipcgrasp verdicts "
               f"{slurm_eval.success.values.ravel().astype(int).tolist()} both ways; wall time (snakemake's "
               f"Elapsed time) through SLURM {elapsed_seconds(slurm_log)} s, locally {elapsed_seconds(local_log)} s")
+
+
+def test_sharded_generate_through_slurm_writes_the_single_process_index(tmp_path, capsys):
+    """`ipcgrasp generate` as workflow/generate.smk jobs through sbatch (profiles/slurm): the
+    records and index.csv equal a single-process run's but for creation stamps and timings."""
+    require_slurm()
+    import trimesh
+    import yaml
+
+    from ipcgrasp import GraspObject
+    from ipcgrasp.dataset import generate_dataset
+
+    work = copy_of_the_repository(tmp_path / "repo")
+    mesh = tmp_path / "box.stl"
+    trimesh.creation.box(extents=[0.03, 0.03, 0.03]).export(mesh)
+    single = tmp_path / "single"
+    generate_dataset(GraspObject.from_file(mesh, 0.003), single, 3, n_trials=1, seed=4, images=False, mesh=str(mesh))
+    config = tmp_path / "generate.yaml"
+    config.write_text(yaml.safe_dump({"mesh": str(mesh), "mass": 0.003, "n": 3, "trials": 1, "seed": 4,
+                                      "images": False, "shard_size": 2, "out": str(tmp_path / "sharded")}))
+    run = subprocess.run([str(SNAKEMAKE), "-s", "workflow/generate.smk", "--profile", "profiles/slurm",
+                          *LOCAL_SLURM_ARGS, "--configfile", str(config)], cwd=work, capture_output=True, text=True,
+                         timeout=1800)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
+    log = run.stdout + run.stderr
+    assert sorted(rule for rule, _ in submitted_jobs(log).values()) == ["generate_shard", "generate_shard"]
+    sharded = tmp_path / "sharded"
+    assert (sharded / "index.csv").read_bytes() == (single / "index.csv").read_bytes()
+    for path in sorted(single.glob("grasp_*.json")):
+        a, b = (json.loads((d / path.name).read_text()) for d in (single, sharded))
+        for record in (a, b):
+            record.pop("created")
+            for trial in record["trials"]:
+                trial.pop("wall_time")
+        assert a == b, path.name
+    with capsys.disabled():
+        print(f"\nsharded generate through SLURM: 2 sbatch jobs, index.csv identical to one process's; "
+              f"wall time {elapsed_seconds(log)} s")

@@ -23,6 +23,7 @@ rule notebook_calibration:
 rule notebook_grid_search:
     input:
         cubes=expand("results/grid/{jaw}.nc", jaw=GRID["jaws"]),
+        registry=REGISTRY,
     output:
         figure=update("results/figures/grid_f1.png"),
         failures=update("results/figures/grid_failure_modes.png"),

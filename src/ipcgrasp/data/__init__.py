@@ -1,4 +1,5 @@
-"""Datasets: the object registry, where the REACH data lives, and its loaders."""
+"""Datasets: the object registry, where the REACH data lives, its loaders, and the import of a
+user's own physical trials into that layout (`data.own`)."""
 
 from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
 from ipcgrasp.data.reach import (

@@ -1,5 +1,6 @@
 """Grasp datasets for a user's own object: antipodal parallel-jaw candidates on a mesh
-(`antipodal`), labelled by simulation into JSON + PNG records with a CSV index (`records`).
+(`antipodal`), labelled by simulation into JSON + PNG records with a CSV index (`records`),
+in one process or as Snakemake jobs over shards of the grasps (`shards`, workflow/generate.smk).
 
     from ipcgrasp import GraspObject, SimParams
     from ipcgrasp.dataset import generate_dataset

@@ -55,6 +55,7 @@ __all__ = [
     "record_stem",
     "trial_entry",
     "validate_record",
+    "write_index",
 ]
 
 SCHEMA_VERSION = 1
@@ -216,7 +217,8 @@ def index_table(records) -> pd.DataFrame:
                                        "critical_mass_kg", "critical_mass_capped"])
 
 
-def _write_index(directory: Path, records) -> None:
+def write_index(directory: Path, records) -> None:
+    """Write `index.csv` (`index_table` of `records`) into `directory`, atomically."""
     buffer = io.StringIO()
     index_table(records).to_csv(buffer, index=False)
     write_bytes_atomic(directory / INDEX_FILE, buffer.getvalue().encode())
@@ -295,7 +297,7 @@ def _picture(result: GraspResult, path: str, caption: str) -> str:
 def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: SimParams | None = None,
                      n_trials: int = 5, seed: int = 0, workers: int = 1, images: bool = True,
                      sampler: SamplerSettings | None = None, mesh: str | os.PathLike | None = None,
-                     on_start=None, on_trial=None) -> Generation:
+                     on_start=None, on_trial=None, grasps: range | None = None) -> Generation:
     """Sample `n` antipodal grasps on `obj` (resting in its most stable pose; sampler friction
     params.mu unless `sampler` says otherwise), simulate `n_trials` perturbed trials of each
     (trial k of grasp i with seed trial_seed(seed, i, k), in `workers` processes) and write the
@@ -305,6 +307,10 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
     same object, seed, trials and settings (RecordError otherwise). `on_start(pending_trials)`
     is called once before simulating, `on_trial(index, result)` as each trial finishes.
     Raises RecordError when the sampler finds no grasp at all.
+
+    `grasps` (a range of grasp indices) simulates only those of the sampled grasps and leaves
+    index.csv alone: one shard of a sharded run (`dataset.shards`), whose records are the ones
+    the whole run writes, since trial k of grasp i always has seed trial_seed(seed, i, k).
     """
     started = time.perf_counter()
     params = params or SimParams()
@@ -329,8 +335,10 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
         if i in records and not np.allclose(records[i]["gripper"]["pose"], candidate.grasp_pose, atol=1e-9):
             raise RecordError(f"{directory / record_stem(i)}.json: its grasp pose is not the one sampled now (the "
                               "sampler changed since it was written); write into a new output directory.")
-    skipped = [i for i in range(len(sampling.candidates)) if i in records]
-    pending = [i for i in range(len(sampling.candidates)) if i not in records]
+    chosen = range(len(sampling.candidates)) if grasps is None else \
+        range(grasps.start, min(grasps.stop, len(sampling.candidates)))
+    skipped = [i for i in chosen if i in records]
+    pending = [i for i in chosen if i not in records]
     jobs = [(i, k, (obj, sampling.object_pose, sampling.candidates[i].grasp_pose, params, trial_seed(seed, i, k),
                     str(directory / f"{record_stem(i)}.png") if images and k == 0 else None,
                     f"{obj.name} grasp {i}"))
@@ -355,7 +363,8 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
             write_json_atomic(directory / f"{record_stem(i)}.json", record)
             records[i] = record
             written.append(i)
-            _write_index(directory, records.values())
+            if grasps is None:
+                write_index(directory, records.values())
 
     if workers == 1 or len(jobs) <= 1:
         for i, k, job in jobs:
@@ -368,5 +377,6 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
                 finish(*futures[future], *future.result())
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-    _write_index(directory, records.values())
+    if grasps is None:
+        write_index(directory, records.values())
     return Generation(directory, sampling, written, skipped, records, time.perf_counter() - started)

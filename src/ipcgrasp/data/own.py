@@ -1,0 +1,407 @@
+"""A user's own physical grasp trials: the trials file format (docs/own_data.md), its validation,
+and `import_trials`, which writes them into a directory in the REACH layout the study reads
+(`data.reach`), with the object registry the study needs beside them.
+
+The trials file is JSON (lengths in metres, masses in kilograms, poses 4x4 homogeneous transforms
+in one world frame whose z axis points up, against gravity; the table may be at any height)::
+
+    {"format": "ipcgrasp-physical-trials", "version": 1,
+     "objects": {"box_3cm": {"mesh": "meshes/box.stl", "mass_kg": 0.003, "split": "training"}},
+     "trials": [{"object": "box_3cm", "grasp": 0, "gripper": "yumi_metal_spline",
+                 "object_pose": [[...], [...], [...], [0, 0, 0, 1]],
+                 "gripper_pose": [[...], [...], [...], [0, 0, 0, 1]], "success": 1}, ...]}
+
+`mesh` is relative to the trials file; `object_pose` places the mesh's own frame in the world,
+`gripper_pose` the gripper frame (the frame of the gripper description: for the YuMi, x along the
+closing axis and z the approach, the tooltips 0.16 m along z). Trials that share an object and a
+`grasp` id are repeats of one grasp: they must share both poses, and every grasp of an object
+needs the same number of trials (the study compares T physical with T simulated trials).
+
+Every problem found is reported together, each naming the file, the object or trial (index in
+the `trials` list) and field, and the fix, before anything is written. The import never
+overwrites or deletes a file it did not create: DEST must be empty, absent, or the output of a
+previous import (its `ipcgrasp_import.json` lists the files that import created, and only those
+are replaced or removed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ipcgrasp import __version__
+from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
+from ipcgrasp.data.registry import SPLITS
+from ipcgrasp.geometry.mesh import MeshError, load_object_mesh
+from ipcgrasp.grasp.object import DENSITY_RANGE, GraspObject
+from ipcgrasp.grasp.pose import PoseError, PoseRoundingWarning, rigid_pose
+from ipcgrasp.io import write_bytes_atomic, write_json_atomic
+
+__all__ = [
+    "FORMAT",
+    "MANIFEST",
+    "REGISTRY_FILE",
+    "VERSION",
+    "ImportedObject",
+    "OwnDataError",
+    "TrialsFile",
+    "import_trials",
+    "known_grippers",
+    "read_trials",
+]
+
+FORMAT = "ipcgrasp-physical-trials"
+VERSION = 1
+MANIFEST = "ipcgrasp_import.json"
+"""What an import wrote into DEST (the files it created, the source and its SHA-256)."""
+REGISTRY_FILE = "objects.yaml"
+SAME_POSE_TOLERANCE = 1e-9
+"""Largest entry difference (m, or rotation entries) between the poses of two trials of one grasp."""
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+"""Object names become file names and study wildcards: letters, digits, '_', '.', '-'."""
+TRIAL_FIELDS = ("object", "grasp", "gripper", "object_pose", "gripper_pose", "success")
+OBJECT_FIELDS = ("mesh", "mass_kg")
+MAX_REPORTED = 25
+"""Problems listed in one error message (the rest are counted)."""
+
+
+def known_grippers() -> tuple[str, ...]:
+    """Gripper names a trial's `gripper` may take: the grippers ipcgrasp can simulate.
+
+    The one place the import asks which grippers exist (today the ABB YuMi's description,
+    `grasp.gripper.Gripper`'s default name); point it at the gripper registry when there is one.
+    """
+    from ipcgrasp.grasp.gripper import Gripper
+
+    return (Gripper.name,)
+
+
+class OwnDataError(ValueError):
+    """The trials file (or DEST) cannot be imported; the message lists every problem found, each
+    with its file, object or trial and field, and the fix (one per line: `keeps_lines`)."""
+
+    keeps_lines = True
+
+
+
+@dataclass(frozen=True, eq=False)
+class ImportedObject:
+    """One object of a trials file, checked: the validated `mesh` (trimesh, m), `mass` (kg),
+    `split`, and per grasp (in order of first appearance) its id, object pose, gripper pose
+    (4x4, m) and trial results (G, T) booleans."""
+
+    name: str
+    mesh_file: Path
+    mesh: object
+    mass: float
+    split: str
+    gripper: str
+    grasp_ids: list
+    object_poses: np.ndarray
+    gripper_poses: np.ndarray
+    results: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class TrialsFile:
+    """A checked trials file: its path, SHA-256 and objects by name."""
+
+    path: Path
+    sha256: str
+    objects: dict
+
+    @property
+    def grippers(self) -> list[str]:
+        return sorted({o.gripper for o in self.objects.values()})
+
+
+class _Problems:
+    """Collects the problems of one file: `add(where, problem, fix)`."""
+
+    def __init__(self, path: Path):
+        self.path, self.lines = path, []
+
+    def add(self, where: str, problem: str, fix: str) -> None:
+        self.lines.append(f"{self.path}: {where}: {problem}; fix: {fix}")
+
+    def raise_if_any(self) -> None:
+        if self.lines:
+            shown = self.lines[:MAX_REPORTED]
+            more = len(self.lines) - len(shown)
+            raise OwnDataError(f"{len(self.lines)} problem(s) in the trials file (format: docs/own_data.md):\n  "
+                               + "\n  ".join(shown) + (f"\n  ... and {more} more" if more else ""))
+
+
+def read_trials(path: str | os.PathLike) -> TrialsFile:
+    """Read and check a trials file (module docstring, docs/own_data.md); OwnDataError listing
+    every problem found. Nothing is written."""
+    path = Path(path)
+    if not path.is_file():
+        raise OwnDataError(f"{path}: trials file not found; fix: give the path of the JSON trials file "
+                           "(docs/own_data.md)")
+    raw = path.read_bytes()
+    try:
+        doc = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise OwnDataError(f"{path}: not valid JSON ({exc}); fix: write the trials file as JSON "
+                           "(docs/own_data.md)") from None
+    problems = _Problems(path)
+    if not isinstance(doc, dict):
+        raise OwnDataError(f"{path}: top level: expected a JSON object with 'format', 'version', 'objects' and "
+                           f"'trials', got {type(doc).__name__}; fix: follow docs/own_data.md")
+    if doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        problems.add("fields 'format', 'version'", f"got {doc.get('format')!r} version {doc.get('version')!r}",
+                     f"set \"format\": \"{FORMAT}\" and \"version\": {VERSION}")
+    objects = _check_objects(doc.get("objects"), path, problems)
+    trials = doc.get("trials")
+    if not isinstance(trials, list) or not trials:
+        problems.add("field 'trials'", "expected a non-empty list of trials", "list one entry per physical trial")
+        trials = []
+    grouped, tainted = _check_trials(trials, objects, problems)
+    checked = {}
+    for name, fields in objects.items():
+        if fields is None or name in tainted:  # its own problems are reported; no follow-on ones
+            continue
+        grasps = grouped.get(name, {})
+        if not grasps:
+            problems.add(f"objects.{name}", "no trial uses this object", "remove it or add its trials")
+            continue
+        counts = {gid: len(g["results"]) for gid, g in grasps.items()}
+        if len(set(counts.values())) > 1:
+            problems.add(f"objects.{name}", "its grasps have different numbers of trials ("
+                         + ", ".join(f"grasp {gid!r}: {n}" for gid, n in counts.items()) + ")",
+                         "give every grasp of an object the same number of trials (drop the extra ones)")
+            continue
+        grippers = {g["gripper"] for g in grasps.values()}
+        if len(grippers) > 1:
+            problems.add(f"objects.{name}", f"its trials use several grippers {sorted(grippers)}",
+                         "import the trials of each gripper from a file of their own")
+            continue
+        checked[name] = ImportedObject(
+            name, fields["mesh_file"], fields["mesh"], fields["mass"], fields["split"], grippers.pop(),
+            list(grasps), np.array([g["object_pose"] for g in grasps.values()]),
+            np.array([g["gripper_pose"] for g in grasps.values()]),
+            np.array([g["results"] for g in grasps.values()], dtype=bool))
+    if len(checked) > 1 and len({o.split for o in checked.values()}) < 2:
+        problems.add("objects", "with several objects the study splits by object, but every object has split "
+                     f"{next(iter(checked.values())).split!r}",
+                     "mark at least one object \"split\": \"training\" and one \"heldout\"")
+    grippers = {o.gripper for o in checked.values()}
+    if len(grippers) > 1:
+        problems.add("trials", f"several grippers {sorted(grippers)} in one file (the study simulates one)",
+                     "import the trials of each gripper from a file of their own")
+    problems.raise_if_any()
+    return TrialsFile(path, hashlib.sha256(raw).hexdigest(), checked)
+
+
+def _check_objects(entries, path: Path, problems: _Problems) -> dict:
+    """name -> {mesh_file, mesh, mass, split} (None for an object with problems)."""
+    if not isinstance(entries, dict) or not entries:
+        problems.add("field 'objects'", "expected a non-empty mapping of object name to {mesh, mass_kg, split}",
+                     'add "objects": {"my_object": {"mesh": "my_object.stl", "mass_kg": 0.05}}')
+        return {}
+    objects = {}
+    for name, fields in entries.items():
+        where = f"objects.{name}"
+        objects[name] = None
+        if not NAME_PATTERN.match(name):
+            problems.add(where, "the name must start with a letter or digit and hold only letters, digits, "
+                                "'_', '.', '-'", "rename the object (it becomes a file name)")
+            continue
+        if not isinstance(fields, dict) or any(f not in fields for f in OBJECT_FIELDS):
+            problems.add(where, f"expected a mapping with {', '.join(OBJECT_FIELDS)} (and optionally split)",
+                         'write {"mesh": "path/relative/to/this/file.stl", "mass_kg": 0.05, "split": "heldout"}')
+            continue
+        ok = True
+        mass = fields["mass_kg"]
+        if isinstance(mass, bool) or not isinstance(mass, (int, float)) or not 0.0 < mass < math.inf:
+            problems.add(f"{where}.mass_kg", f"must be a positive finite mass in kilograms, got {mass!r}",
+                         "weigh the object and give its mass in kg (e.g. 0.003 for 3 g)")
+            ok = False
+        split = fields.get("split", "heldout")
+        if split not in SPLITS:
+            problems.add(f"{where}.split", f"must be one of {list(SPLITS)}, got {split!r}",
+                         "use \"training\" or \"heldout\" (or leave it out: heldout)")
+            ok = False
+        mesh_file = (path.parent / str(fields["mesh"])) if isinstance(fields["mesh"], str) else None
+        mesh = None
+        if mesh_file is None or not mesh_file.is_file():
+            problems.add(f"{where}.mesh", f"mesh file {mesh_file or fields['mesh']!r} not found",
+                         "give the mesh's path relative to the trials file (OBJ, STL, PLY or OFF, in metres)")
+            ok = False
+        else:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # safe repairs (winding, orientation) are fine here
+                    mesh = load_object_mesh(mesh_file)
+            except (MeshError, ValueError) as exc:
+                problems.add(f"{where}.mesh", *_problem_and_fix(exc, "export the object as one closed triangle "
+                                                                     "surface in metres"))
+                ok = False
+        if ok:
+            try:
+                GraspObject.from_mesh(mesh, float(mass), name=f"{where} (mesh {mesh_file})")
+            except ValueError as exc:
+                low, high = DENSITY_RANGE
+                problems.add(f"{where}.mass_kg", _problem_and_fix(exc, "")[0],
+                             f"check the mass is in kg and the mesh in metres (plausible density {low:g}-{high:g} "
+                             "kg/m^3)")
+                ok = False
+        if ok:
+            objects[name] = {"mesh_file": mesh_file, "mesh": mesh, "mass": float(mass), "split": split}
+    return objects
+
+
+def _problem_and_fix(exc: Exception, default_fix: str) -> tuple[str, str]:
+    """An error message of the simulator's checks on one line, split at its "; fix: "."""
+    problem, _, fix = " ".join(str(exc).split()).partition("; fix: ")
+    return problem, fix or default_fix
+
+
+def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dict, set]:
+    """(object -> grasp id -> {object_pose, gripper_pose, gripper, results, first}, names of the
+    objects with a trial that has a problem); each trial checked."""
+    grippers = known_grippers()
+    grouped: dict[str, dict] = {}
+    tainted: set = set()
+    for index, trial in enumerate(trials):
+        where = f"trials[{index}]"
+        if not isinstance(trial, dict):
+            problems.add(where, f"expected a JSON object, got {type(trial).__name__}",
+                         f"write each trial as {{{', '.join(TRIAL_FIELDS)}}}")
+            continue
+        missing = [f for f in TRIAL_FIELDS if f not in trial]
+        if missing:
+            problems.add(where, f"field(s) {', '.join(missing)} missing", f"give every trial {', '.join(TRIAL_FIELDS)}")
+            continue
+        ok = True
+        name = trial["object"]
+        if not isinstance(name, str) or name not in objects:
+            problems.add(f"{where}.object", f"unknown object {name!r}",
+                         f"use one of the names under 'objects' ({', '.join(sorted(objects)) or 'none'})")
+            ok = False
+        grasp = trial["grasp"]
+        if isinstance(grasp, bool) or not (isinstance(grasp, str) and grasp or isinstance(grasp, int) and grasp >= 0):
+            problems.add(f"{where}.grasp", f"expected a non-negative integer or a non-empty string, got {grasp!r}",
+                         "give repeats of one grasp the same id, different grasps different ids")
+            ok = False
+        if trial["gripper"] not in grippers:
+            problems.add(f"{where}.gripper", f"unknown gripper {trial['gripper']!r}",
+                         f"use one of the grippers ipcgrasp simulates: {', '.join(grippers)}")
+            ok = False
+        success = trial["success"]
+        if success not in (0, 1) or isinstance(success, float):
+            problems.add(f"{where}.success", f"must be 0 or 1 (or false / true), got {success!r}",
+                         "record 1 when the physical trial lifted the object, else 0")
+            ok = False
+        poses = {}
+        for field in ("object_pose", "gripper_pose"):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error", PoseRoundingWarning)
+                    poses[field] = rigid_pose(trial[field], f"{where}.{field}")
+            except (PoseError, PoseRoundingWarning) as exc:
+                problem, fix = _problem_and_fix(exc, "give an exactly orthonormal rotation (no rounding), the "
+                                                     "translation in metres")
+                problems.add(f"{where}.{field}", problem.split(": ", 1)[-1], fix)  # the field leads the message
+                ok = False
+        if not ok or objects.get(name) is None:
+            if isinstance(name, str):
+                tainted.add(name)
+            continue
+        grasps = grouped.setdefault(name, {})
+        if grasp not in grasps:
+            grasps[grasp] = {**poses, "gripper": trial["gripper"], "results": [], "first": index}
+        entry = grasps[grasp]
+        for field in ("object_pose", "gripper_pose"):
+            if np.abs(poses[field] - entry[field]).max() > SAME_POSE_TOLERANCE:
+                problems.add(f"{where}.{field}", f"differs from trials[{entry['first']}], an earlier trial of "
+                                                 f"{name} grasp {grasp!r}",
+                             "give repeats of one grasp identical poses, or a grasp id of their own")
+        entry["results"].append(bool(success))
+    return grouped, tainted
+
+
+def import_trials(source: str | os.PathLike, dest: str | os.PathLike) -> dict:
+    """Check the trials file `source`, then write DEST in the REACH layout (`data.reach`):
+    `object_meshes/<name>.obj` (the validated mesh), `phys_grasps_json/<name>.json` (one record
+    per trial: obj, grasp, pose, stable_pose 0, attempt, trial, result, gripper), `objects.yaml`
+    (the registry: mass_g, split, source) and `ipcgrasp_import.json` (the manifest). Returns the
+    manifest. Refuses (OwnDataError) a DEST that holds files no import created; replaces only the
+    files a previous import listed. Every file is written atomically."""
+    trials = read_trials(source)
+    dest = Path(dest)
+    previous = _previous_import(dest)
+    outputs = {}
+    for name, obj in sorted(trials.objects.items()):
+        outputs[f"{MESH_DIR}/{name}.obj"] = obj.mesh.export(file_type="obj").encode()
+        records = ",\n ".join(json.dumps(record) for record in _reach_records(obj))
+        outputs[f"{GRASP_DIR}/{name}.json"] = f"[{records}]\n".encode()
+    outputs[REGISTRY_FILE] = _registry_yaml(trials).encode()
+    foreign = sorted(rel for rel in outputs if (dest / rel).exists() and rel not in previous)
+    if foreign:
+        raise OwnDataError(f"{dest}: {', '.join(foreign)} already exist(s) and no earlier import made them; fix: "
+                           "import into a new directory (the import never overwrites files it did not create)")
+    manifest = {"format": FORMAT, "version": VERSION, "ipcgrasp_version": __version__,
+                "source": str(trials.path.resolve()), "source_sha256": trials.sha256, "gripper": trials.grippers[0],
+                "objects": {name: {"mass_kg": o.mass, "split": o.split, "grasps": len(o.grasp_ids),
+                                   "trials_per_grasp": int(o.results.shape[1]),
+                                   "grasp_ids": o.grasp_ids, "mesh_source": str(o.mesh_file.resolve())}
+                            for name, o in sorted(trials.objects.items())},
+                "files": sorted(outputs)}
+    # list old and new files first, so an interrupted import leaves a manifest naming all it made
+    write_json_atomic(dest / MANIFEST, {**manifest, "files": sorted(set(outputs) | set(previous)),
+                                        "complete": False})
+    for rel, data in outputs.items():
+        write_bytes_atomic(dest / rel, data)
+    for rel in sorted(set(previous) - set(outputs)):
+        (dest / rel).unlink(missing_ok=True)  # made by the previous import, no longer part of the data
+    write_json_atomic(dest / MANIFEST, {**manifest, "complete": True})
+    return manifest
+
+
+def _previous_import(dest: Path) -> list[str]:
+    """Files a previous import into `dest` made ([] for a missing or empty directory);
+    OwnDataError for a directory with other content and no manifest."""
+    if dest.exists() and not dest.is_dir():
+        raise OwnDataError(f"{dest}: is a file, not a directory; fix: give a directory for the imported data")
+    if not dest.exists() or not any(dest.iterdir()):
+        return []
+    manifest = dest / MANIFEST
+    if not manifest.is_file():
+        raise OwnDataError(f"{dest}: not empty and not made by `ipcgrasp data import` (no {MANIFEST}); fix: import "
+                           "into a new or empty directory (the import never overwrites files it did not create)")
+    try:
+        files = json.loads(manifest.read_text())["files"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise OwnDataError(f"{manifest}: unreadable import manifest ({exc!r}); fix: import into a new directory") from None
+    return [str(f) for f in files]
+
+
+def _reach_records(obj: ImportedObject) -> list[dict]:
+    """The REACH records of one object (`data.reach`): record T g + k is trial k of grasp g."""
+    records = []
+    for g in range(len(obj.grasp_ids)):
+        for k, result in enumerate(obj.results[g]):
+            records.append({"obj": obj.name, "attempt": g, "trial": k, "grasp": obj.gripper_poses[g].tolist(),
+                            "pose": obj.object_poses[g].tolist(), "stable_pose": 0, "result": bool(result),
+                            "gripper": obj.gripper, "grasp_id": obj.grasp_ids[g]})
+    return records
+
+
+def _registry_yaml(trials: TrialsFile) -> str:
+    """The registry of the imported objects (config/objects.yaml format: mass in grams)."""
+    entries = {name: {"mass_g": o.mass * 1000.0, "split": o.split, "source": f"own data: {trials.path.name}"}
+               for name, o in sorted(trials.objects.items())}
+    header = (f"# Object registry written by `ipcgrasp data import` from {trials.path.name}\n"
+              "# (mass_g: grams; split: training or heldout). Use it as the study's `registry:`.\n")
+    return header + yaml.safe_dump({"objects": entries}, sort_keys=True)

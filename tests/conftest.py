@@ -1,0 +1,39 @@
+"""Fixtures shared across test directories."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROBUST_LABELS = [[1, 1], [1, 1], [0, 0], [0, 0], [1, 1], [1, 0]]
+"""Physical results (grasps x trials) of the own-data test set: robustness 1, 1, 0, 0, 1, 0.5."""
+
+
+@pytest.fixture(scope="session")
+def own_trials(tmp_path_factory):
+    """A trials file in the own-data format (docs/own_data.md): a 3 cm box (trimesh, STL, 3 g) and
+    six antipodal grasps on it with two physical trials each (ROBUST_LABELS). Returns a function
+    writing it into a directory: (trials file path, the document)."""
+    import trimesh
+
+    from ipcgrasp import GraspObject
+    from ipcgrasp.dataset import sample_antipodal_grasps
+
+    box = trimesh.creation.box(extents=[0.03, 0.03, 0.03])
+    sampling = sample_antipodal_grasps(GraspObject.from_mesh(box, 0.003, name="box_3cm"), len(ROBUST_LABELS), seed=0)
+    trials = [{"object": "box_3cm", "grasp": g, "gripper": "yumi_metal_spline", "success": result,
+               "object_pose": sampling.object_pose.tolist(), "gripper_pose": candidate.grasp_pose.tolist()}
+              for g, (candidate, labels) in enumerate(zip(sampling.candidates, ROBUST_LABELS)) for result in labels]
+    doc = {"format": "ipcgrasp-physical-trials", "version": 1,
+           "objects": {"box_3cm": {"mesh": "meshes/box_3cm.stl", "mass_kg": 0.003}}, "trials": trials}
+
+    def write(directory: Path, document: dict | None = None) -> tuple[Path, dict]:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "meshes").mkdir(exist_ok=True)
+        box.export(directory / "meshes" / "box_3cm.stl")
+        document = json.loads(json.dumps(doc if document is None else document))
+        path = directory / "trials.json"
+        path.write_text(json.dumps(document))
+        return path, document
+
+    return write

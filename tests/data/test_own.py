@@ -1,0 +1,188 @@
+"""A user's own physical trials (data.own, docs/own_data.md): the import writes what the REACH
+loader and the registry read back unchanged; every bad input is refused before anything is
+written, each problem naming the file, the trial or object and field, and the fix; the import
+never overwrites or deletes a file it did not create."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import trimesh
+
+from ipcgrasp.cli import main
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.data.own import MANIFEST, OwnDataError, import_trials, known_grippers
+from ipcgrasp.data.reach import list_objects, load_object, load_physical_grasps
+from ipcgrasp.data.registry import load_registry
+
+ROBUST = [1.0, 1.0, 0.0, 0.0, 1.0, 0.5]  # tests/conftest.py ROBUST_LABELS
+
+
+def test_imported_trials_read_back_through_the_reach_loader_and_registry(own_trials, tmp_path):
+    source, doc = own_trials(tmp_path / "lab")
+    dest = tmp_path / "own"
+    manifest = import_trials(source, dest)
+    assert list_objects(dest) == ["box_3cm"]
+    registry = load_registry(dest / "objects.yaml")
+    assert registry["box_3cm"].mass == pytest.approx(0.003, rel=1e-15) and registry["box_3cm"].split == "heldout"
+    mesh, mass = load_object(dest, "box_3cm", registry)
+    assert np.isclose(trimesh.load(mesh).volume, 0.03**3, rtol=1e-12)
+    physical = load_physical_grasps(dest, "box_3cm")
+    assert physical.results.shape == (6, 2) and physical.robustness.tolist() == ROBUST
+    first = doc["trials"][0]
+    assert np.array_equal(physical.object_poses[0], first["object_pose"])
+    assert np.array_equal(physical.grasp_poses[0], first["gripper_pose"])
+    assert np.array_equal(physical.grasp_poses[5], doc["trials"][10]["gripper_pose"])
+    assert manifest["gripper"] == "yumi_metal_spline" and manifest["objects"]["box_3cm"]["grasp_ids"] == list(range(6))
+    assert json.loads((dest / MANIFEST).read_text())["complete"] is True
+
+
+def test_the_bundled_reach_cube_survives_a_round_trip_through_the_own_format(tmp_path):
+    """Write the REACH cube's grasps as a trials file, import them: the loader returns the same."""
+    try:
+        data = resolve_data_dir()
+    except FileNotFoundError as exc:
+        pytest.skip(f"no bundled REACH data: {exc}")
+    original = load_physical_grasps(data, "cube_3cm")
+    trials = [{"object": "cube", "grasp": g, "gripper": "yumi_metal_spline", "success": int(r),
+               "object_pose": original.object_poses[g].tolist(), "gripper_pose": original.grasp_poses[g].tolist()}
+              for g in range(original.n_grasps) for r in original.results[g]]
+    source = tmp_path / "cube.json"
+    source.write_text(json.dumps({"format": "ipcgrasp-physical-trials", "version": 1, "trials": trials, "objects": {
+        "cube": {"mesh": str(load_object(data, "cube_3cm")[0]), "mass_kg": 0.003}}}))
+    import_trials(source, tmp_path / "own")
+    copy = load_physical_grasps(tmp_path / "own", "cube")
+    assert np.array_equal(copy.results, original.results)
+    assert np.array_equal(copy.object_poses, original.object_poses)
+    assert np.array_equal(copy.grasp_poses, original.grasp_poses)
+
+
+def broken(doc, edit):
+    doc = json.loads(json.dumps(doc))
+    edit(doc)
+    return doc
+
+
+def set_pose(index, field, value):
+    def edit(doc):
+        doc["trials"][index][field] = value
+    return edit
+
+
+def two_held_out_objects(doc):
+    doc["objects"]["box_b"] = dict(doc["objects"]["box_3cm"])
+    for trial in doc["trials"][:4]:
+        trial["object"] = "box_b"
+
+
+SHEARED = [[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (set_pose(3, "gripper_pose", SHEARED), r"trials\[3\]\.gripper_pose: not a rigid transform.*fix: give an orthonormal"),
+    (set_pose(4, "object_pose", [[1, 0, 0], [0, 1, 0]]), r"trials\[4\]\.object_pose: expected a 4x4.*fix:"),
+    (set_pose(2, "success", 2), r"trials\[2\]\.success: must be 0 or 1.*got 2; fix: record 1 when"),
+    (set_pose(2, "success", 0.5), r"trials\[2\]\.success: must be 0 or 1"),
+    (set_pose(1, "gripper", "robotiq_2f85"), r"trials\[1\]\.gripper: unknown gripper 'robotiq_2f85'; fix: use one of "
+                                             r"the grippers ipcgrasp simulates: yumi_metal_spline"),
+    (set_pose(0, "object", "mug"), r"trials\[0\]\.object: unknown object 'mug'; fix: use one of the names"),
+    (lambda d: d["objects"]["box_3cm"].update(mass_kg=0), r"objects\.box_3cm\.mass_kg: must be a positive finite mass"),
+    (lambda d: d["objects"]["box_3cm"].update(mass_kg=-1.0), r"objects\.box_3cm\.mass_kg: must be a positive"),
+    (lambda d: d["objects"]["box_3cm"].update(mass_kg=30.0), r"objects\.box_3cm\.mass_kg: .*density.*fix: check the "
+                                                             r"mass is in kg"),
+    (lambda d: d["objects"]["box_3cm"].update(mesh="meshes/nothing.stl"),
+     r"objects\.box_3cm\.mesh: mesh file .*nothing\.stl.* not found; fix: give the mesh's path relative"),
+    (lambda d: d["objects"]["box_3cm"].update(split="test"), r"objects\.box_3cm\.split: must be one of"),
+    (lambda d: d["trials"].pop(), r"objects\.box_3cm: its grasps have different numbers of trials.*grasp 5: 1"),
+    (set_pose(1, "gripper_pose", np.eye(4).tolist()), r"trials\[1\]\.gripper_pose: differs from trials\[0\], an "
+                                                      r"earlier trial of box_3cm grasp 0; fix:"),
+    (lambda d: d["trials"][0].pop("success"), r"trials\[0\]: field\(s\) success missing"),
+    (lambda d: d.update(version=2), r"fields 'format', 'version'"),
+    (two_held_out_objects, r"objects: with several objects the study splits by object, but every object has split "
+                           r"'heldout'; fix: mark at least one object"),
+])
+def test_each_bad_input_is_refused_naming_the_file_the_field_and_the_fix(own_trials, tmp_path, edit, expected):
+    source, doc = own_trials(tmp_path / "lab")
+    source.write_text(json.dumps(broken(doc, edit)))
+    dest = tmp_path / "own"
+    with pytest.raises(OwnDataError, match=expected) as error:
+        import_trials(source, dest)
+    assert str(source) in str(error.value)
+    assert not dest.exists()  # nothing written
+
+
+def test_a_mesh_with_a_hole_is_refused_and_every_problem_is_listed_at_once(own_trials, tmp_path):
+    source, doc = own_trials(tmp_path / "lab")
+    box = trimesh.creation.box(extents=[0.03, 0.03, 0.03])
+    box.update_faces(np.arange(len(box.faces)) != 0)
+    box.export(source.parent / "meshes" / "box_3cm.stl")
+    doc["trials"][3]["success"] = "yes"
+    doc["trials"][7]["gripper"] = "franka_hand"
+    source.write_text(json.dumps(doc))
+    with pytest.raises(OwnDataError) as error:
+        import_trials(source, tmp_path / "own")
+    message = str(error.value)
+    assert message.startswith("3 problem(s)")
+    assert "objects.box_3cm.mesh: " in message and "not watertight" in message and "fix: close the holes" in message
+    assert "trials[3].success" in message and "trials[7].gripper" in message
+
+
+def test_the_import_never_touches_files_it_did_not_create(own_trials, tmp_path):
+    source, doc = own_trials(tmp_path / "lab")
+    foreign = tmp_path / "someone"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(OwnDataError, match="not empty and not made by `ipcgrasp data import`"):
+        import_trials(source, foreign)
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+
+    dest = tmp_path / "own"
+    import_trials(source, dest)
+    (dest / "notes.txt").write_text("mine")  # the user's file beside an import
+    doc["objects"]["box_b"] = dict(doc["objects"]["box_3cm"], split="training")
+    for trial in doc["trials"][:4]:
+        trial["object"] = "box_b"
+    for trial in doc["trials"][4:]:
+        trial["grasp"] += 10
+    source.write_text(json.dumps(doc))
+    manifest = import_trials(source, dest)  # again, into its own output: replaces what it made
+    assert list_objects(dest) == ["box_3cm", "box_b"]
+    assert manifest["objects"]["box_3cm"]["grasp_ids"] == [12, 13, 14, 15]
+    assert (dest / "notes.txt").read_text() == "mine"
+    del doc["objects"]["box_3cm"]
+    doc["trials"] = doc["trials"][:4]
+    doc["objects"]["box_b"]["split"] = "heldout"
+    source.write_text(json.dumps(doc))
+    import_trials(source, dest)  # box_3cm's files were made by an import: removed with it
+    assert list_objects(dest) == ["box_b"] and not (dest / "object_meshes" / "box_3cm.obj").exists()
+    (dest / "phys_grasps_json" / "box_c.json").write_text("[]")  # the user's file where an import would write
+    doc["objects"]["box_c"] = doc["objects"].pop("box_b")
+    for trial in doc["trials"]:
+        trial["object"] = "box_c"
+    source.write_text(json.dumps(doc))
+    with pytest.raises(OwnDataError, match=r"phys_grasps_json/box_c\.json already exist\(s\) and no earlier import"):
+        import_trials(source, dest)
+    assert (dest / "phys_grasps_json" / "box_c.json").read_text() == "[]"
+
+
+def test_the_gripper_names_come_from_one_hook():
+    assert known_grippers() == ("yumi_metal_spline",)
+
+
+def test_cli_import_and_objects_marks_the_objects_with_local_data(own_trials, tmp_path, capsys):
+    source, doc = own_trials(tmp_path / "lab")
+    dest = tmp_path / "own"
+    assert main(["data", "import", str(source), str(dest)]) == 0
+    assert "box_3cm: 6 grasp(s) x 2 trial(s), 3 g, heldout" in capsys.readouterr().out
+    assert main(["objects", "--registry", str(dest / "objects.yaml"), "--data", str(dest)]) == 0
+    out = capsys.readouterr().out
+    assert "box_3cm" in out and "mesh + physical grasps" in out
+    assert main(["objects", "--data", str(dest)]) == 0  # the shipped registry: no REACH object is here
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("cube_3cm")]
+    assert lines and lines[0].rstrip().endswith("-")
+    doc["trials"][0]["success"] = 3
+    source.write_text(json.dumps(doc))
+    assert main(["data", "import", str(source), str(tmp_path / "other")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ipcgrasp: error: 1 problem(s)") and "\n  " in err  # one problem per line

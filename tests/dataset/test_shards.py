@@ -1,0 +1,80 @@
+"""Sharded labelling (dataset.shards, workflow/generate.smk): the shards cover the grasps once,
+and the records and index.csv written as Snakemake jobs, on the local executor and on the
+cluster path (profiles/local-cluster), equal a single-process `generate_dataset` run's."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import trimesh
+
+from ipcgrasp import GraspObject, SimParams
+from ipcgrasp.cli import main
+from ipcgrasp.dataset import generate_dataset
+from ipcgrasp.dataset.shards import merge_shards, n_shards, shard_grasps
+
+N, TRIALS, SEED = 3, 1, 4
+RUN_FIELDS = {"created", "wall_time"}
+"""What differs between any two runs of the same labels: creation stamps and timings."""
+
+
+@pytest.mark.parametrize("n, size", [(1, 1), (7, 3), (9, 3), (10, 4), (5, 10)])
+def test_shards_cover_every_grasp_exactly_once_in_order(n, size):
+    covered = [i for k in range(n_shards(n, size)) for i in shard_grasps(n, size, k)]
+    assert covered == list(range(n))
+    with pytest.raises(ValueError, match="out of range"):
+        shard_grasps(n, size, n_shards(n, size))
+
+
+def without_run_fields(value):
+    if isinstance(value, dict):
+        return {k: without_run_fields(v) for k, v in value.items() if k not in RUN_FIELDS}
+    if isinstance(value, list):
+        return [without_run_fields(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def mesh(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("mesh") / "box.stl"
+    trimesh.creation.box(extents=[0.03, 0.03, 0.03]).export(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def single(mesh, tmp_path_factory) -> Path:
+    """The reference: one process, one worker."""
+    out = tmp_path_factory.mktemp("single") / "grasps"
+    generate_dataset(GraspObject.from_file(mesh, 0.003), out, N, SimParams(), n_trials=TRIALS, seed=SEED, workers=1,
+                     images=False, mesh=str(mesh))
+    return out
+
+
+def assert_same_dataset(sharded: Path, single: Path) -> None:
+    assert (sharded / "index.csv").read_bytes() == (single / "index.csv").read_bytes()
+    names = sorted(p.name for p in single.glob("grasp_*.json"))
+    assert names == sorted(p.name for p in sharded.glob("grasp_*.json")) and len(names) == N
+    for name in names:
+        a, b = (json.loads((d / name).read_text()) for d in (sharded, single))
+        assert without_run_fields(a) == without_run_fields(b), name
+    assert json.loads((sharded / "dataset.json").read_text()) == json.loads((single / "dataset.json").read_text())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("executor", [[], ["--profile", "profiles/local-cluster"]], ids=["local", "local-cluster"])
+def test_sharded_generate_writes_the_single_process_records_and_index(executor, mesh, single, tmp_path, capsys):
+    out = tmp_path / "grasps"
+    args = ["generate", "--mesh", str(mesh), "--mass", "0.003", "--n", str(N), "--trials", str(TRIALS), "--seed",
+            str(SEED), "--no-images", "--out", str(out), "--shard-size", "2", "--workers", "2", *executor]
+    assert main(args) == 0
+    assert sorted(p.name for p in (out / "shards").iterdir()) == ["shard_0000.json", "shard_0001.json"]
+    assert_same_dataset(out, single)
+    summaries = [json.loads(p.read_text()) for p in sorted((out / "shards").iterdir())]
+    assert [s["written"] for s in summaries] == [[0, 1], [2]]  # two grasps per job, the last shard shorter
+    # merging again finds every record; a missing one is named
+    assert merge_shards(out, sorted((out / "shards").iterdir()))["records"] == N
+    (out / "grasp_0001.json").unlink()
+    with pytest.raises(ValueError, match="grasp_0001.json: missing"):
+        merge_shards(out, sorted((out / "shards").iterdir()))

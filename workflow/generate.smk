@@ -1,0 +1,56 @@
+# `ipcgrasp generate` as Snakemake jobs: one job per shard of `shard_size` consecutive grasps,
+# then a merge into index.csv; the records and index equal a single-process run's
+# (ipcgrasp.dataset.shards). Any executor, as the study. From the repository root:
+#   .venv/bin/snakemake -s workflow/generate.smk -c2 --config mesh=my.obj mass=0.05 n=200 out=my_grasps
+#   .venv/bin/snakemake -s workflow/generate.smk --profile profiles/slurm --config ...
+# or `ipcgrasp generate ... --shard-size 10 [--profile profiles/slurm]`. Every key:
+# workflow/schemas/generate.schema.yaml.
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from ipcgrasp.dataset.shards import SHARD_DIR, generation_inputs, n_shards, shard_path
+
+validate(config, schema="schemas/generate.schema.yaml")
+try:
+    generation_inputs(config)  # the mesh, mass and simulator settings, checked before any job
+except (OSError, ValueError) as exc:
+    raise WorkflowError(f"generate config: {exc}") from None
+OUT = Path(config["out"])
+SHARDS = [f"{k:04d}" for k in range(n_shards(config["n"], config["shard_size"]))]
+
+
+localrules:
+    all,
+    generate_merge,
+
+
+rule all:
+    input:
+        OUT / "index.csv",
+    default_target: True
+
+
+rule generate_shard:
+    input:
+        mesh=config["mesh"],
+    output:
+        str(OUT / SHARD_DIR / "shard_{shard}.json"),
+    log:
+        str(OUT / "logs" / "shard_{shard}.log"),
+    wildcard_constraints:
+        shard=r"\d{4}",
+    script:
+        "scripts/generate_shard.py"
+
+
+rule generate_merge:
+    input:
+        [shard_path(OUT, int(k)) for k in SHARDS],
+    output:
+        OUT / "index.csv",
+    log:
+        str(OUT / "logs" / "merge.log"),
+    script:
+        "scripts/generate_merge.py"
