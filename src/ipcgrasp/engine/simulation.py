@@ -738,6 +738,7 @@ class Simulation:
         _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
         self._hessian_matrix = sp.csc_matrix((self._mass_data.copy(), self._indices, self._indptr), shape=(n, n))
         self._solver = None
+        self._factored = None
         self._last_hessian_without_contact = (None, [], None, None)
 
     # --------------------------------------------------------------------------- state <-> dofs
@@ -790,7 +791,7 @@ class Simulation:
         if self._penalty:
             return penalty.build_contacts(self.mesh, x, self.settings.penalty_margin, candidate_pairs,
                                           self._plane_vertices)
-        return contact.build_collisions(self.mesh, x, self.dhat, candidates=candidate_pairs)
+        return contact._collisions_from_candidates(self.mesh, x, self.dhat, *candidate_pairs)
 
     def _candidates(self, x0, x1, radius, can_collide=None):
         """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
@@ -957,6 +958,7 @@ class Simulation:
     def _solve(self, data, rhs):
         """Solve H p = rhs for the Hessian values `data` (LDL^T by qdldl; the fill-reducing
         ordering and symbolic analysis are reused while the pattern stays)."""
+        self._factored = None
         self._hessian_matrix.data = data
         if self._solver is None:
             self._solver = qdldl.Solver(self._hessian_matrix, upper=True)
@@ -1009,10 +1011,13 @@ class Simulation:
             dc.append(np.zeros((body.n_vertices, 3)))
             if i in targets_def:
                 dc[i][body.prescribed] = targets_def[i] - state.deformable_x[i][body.prescribed]
-        rhs = -self._gradient(z, z_tilde, friction, x_t, x, coll)
+        factored = self._factored  # where the last Newton solve converged, if it is here
+        reuse = (factored is not None and factored[1] is z_tilde and factored[2] is friction and factored[3] is x_t
+                 and factored[4] is coll and factored[5] == self.barrier_stiffness and np.array_equal(factored[0], z))
+        rhs = -(factored[6] if reuse else self._gradient(z, z_tilde, friction, x_t, x, coll))
         if any(np.any(d) for d in dc):
             rhs -= self._drive_coupling(z, dc)
-        dz = self._solve(self._hessian(z, friction, x_t, x, coll), rhs)
+        dz = self._solver.solve(rhs) if reuse else self._solve(self._hessian(z, friction, x_t, x, coll), rhs)
         if not np.all(np.isfinite(dz)):
             dz = np.zeros(self.n_dof)
         targets = {}
@@ -1271,6 +1276,8 @@ class Simulation:
             dx = (self._P @ p).reshape(-1, 3)
             step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
             if step_norm / h < s.newton_tolerance:
+                # the solver now holds H(z) factored: the next drive round starts from this z
+                self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
                 return z, iteration - 1, alphas, x, coll
             if best is None or step_norm < best[0]:
                 best = (step_norm, z, x, coll)
