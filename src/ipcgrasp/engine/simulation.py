@@ -29,7 +29,12 @@ SciPy's SuperLU: 0.3 ms against 1.8 ms per solve at 700 DOFs). A contact's Hessi
 contracted onto the degrees of freedom it depends on before it enters the pattern (an affine
 body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's elastic Hessian
 is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
-computed (benchmarks/bench_trial.py measures both).
+computed (benchmarks/bench_trial.py measures both). A contact's barrier Hessian is projected
+to PSD on the coordinates orthogonal to translation (barrier.py). Broad-phase pairs are kept
+while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
+re-tested box by box (see _candidates), and a drive round that starts where the last Newton
+solve converged reuses that solve's gradient and factorisation. All three give the same
+iterates as the plain computation up to rounding.
 
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
