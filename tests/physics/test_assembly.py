@@ -168,7 +168,8 @@ def test_culled_candidates_match_the_full_broad_phase():
                              plane_origin=m.plane_origin, plane_normal=m.plane_normal,
                              plane_vertices=sim._plane_vertices)
             assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
-            assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
+            assert (sorted(map(tuple, np.sort(ee, axis=1).tolist()))
+                    == sorted(map(tuple, np.sort(ref[1], axis=1).tolist())))
             assert sorted(vp.tolist()) == sorted(ref[2].tolist())
     # one pair of bodies (as body_distance asks), without the ground
     pair = np.zeros_like(m.can_collide)

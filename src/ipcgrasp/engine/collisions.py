@@ -494,9 +494,9 @@ def _sorted_unique_pairs(pairs, bound_second, symmetric):
     return out
 
 
-def _unique_candidates(mesh, vf, ee, vp):
-    """Candidates checked against the mesh, as sorted unique int64 arrays (a pair listed twice
-    would count twice)."""
+def _checked_candidates(mesh, vf, ee, vp):
+    """Candidates as int64 arrays, checked against the mesh's index ranges (duplicates are
+    removed by _collisions_from_candidates)."""
     num_edges = mesh.edges.shape[0]
     vf = _checked_pairs(vf, "vertex-face", mesh.num_vertices, mesh.faces.shape[0])
     ee = _checked_pairs(ee, "edge-edge", num_edges, num_edges)
@@ -532,7 +532,7 @@ def build_collisions(mesh, x, dhat, candidates=None):
             plane_normal=mesh.plane_normal,
             plane_vertices=surface[mesh.plane_body_mask[mesh.vertex_body[surface]]],
         )
-    return _collisions_from_candidates(mesh, x, dhat, *_unique_candidates(mesh, *candidates))
+    return _collisions_from_candidates(mesh, x, dhat, *_checked_candidates(mesh, *candidates))
 
 
 def _collisions_from_candidates(mesh, x, dhat, vf, ee, vp):
