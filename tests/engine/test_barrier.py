@@ -10,6 +10,7 @@ from ipcgrasp.engine.barrier import (
     _barrier_first_derivative,
     _barrier_second_derivative,
     _project_to_psd,
+    _project_to_psd_shift_invariant,
     barrier,
     barrier_first_derivative,
     barrier_second_derivative,
@@ -255,6 +256,29 @@ def test_project_to_psd_matches_ipctk_clamp(n):
         np.testing.assert_allclose(
             ours - H, -(V * np.minimum(w, 0.0)) @ V.T, rtol=0.0, atol=1e-12 * scale
         )
+
+
+@pytest.mark.parametrize("points", [2, 3, 4])
+def test_shift_invariant_projection_matches_ipctk_clamp(points):
+    """The projection on the translation-free coordinates equals ipctk's full clamp for
+    Hessians of functions unchanged when every point moves alike (barrier Hessians of
+    vertex-vertex, edge-vertex, edge-edge and face-vertex contacts), including the rank-5 ones
+    with 2 negative eigenvalues that real contacts have."""
+    rng = np.random.default_rng(200 + points)
+    n = 3 * points
+    translations = np.kron(np.ones((points, 1)), np.eye(3)) / np.sqrt(points)
+    free = np.eye(n) - translations @ translations.T
+    for rank in (n - 3, 5, 1):
+        for _ in range(100):
+            B = free @ rng.normal(size=(n, min(rank, n - 3)))
+            w = rng.normal(size=B.shape[1]) * 10.0 ** rng.uniform(-6, 6)
+            H = (B * w) @ B.T
+            H = 0.5 * (H + H.T)
+            ours = _project_to_psd_shift_invariant(H)
+            ref = ipctk.project_to_psd(H, ipctk.PSDProjectionMethod.CLAMP)
+            scale = np.abs(H).max()
+            np.testing.assert_allclose(ours, ref, rtol=0.0, atol=1e-12 * scale)
+            np.testing.assert_allclose(ours, _project_to_psd(H), rtol=0.0, atol=1e-12 * scale)
 
 
 def test_project_to_psd_special_matrices():

@@ -1,6 +1,6 @@
 """The simulation's fast paths against plain references: the fixed-pattern sparse Hessian and its
 LDL^T solve (scipy assembly and spsolve), the drive's Hessian-vector product (dense per-tet
-Hessians), warm-started SVDs (cold start) and the culled broad phase (the full one)."""
+Hessians), warm-started SVDs (cold start) and the culled and reused broad phase (the full one)."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -152,6 +152,25 @@ def test_culled_candidates_match_the_full_broad_phase():
         assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
         assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
         assert sorted(vp.tolist()) == sorted(ref[2].tolist())
+    # motions within PAIR_CACHE_SLACK dhat of a reference reuse its pairs: the same sets
+    from ipcgrasp.engine.simulation import PAIR_CACHE_SLACK
+
+    slack = PAIR_CACHE_SLACK * sim.dhat
+    sim._candidates(x0, x0, sim.dhat)
+    reference = sim._pair_cache
+    for radius in (0.0, 0.5 * sim.dhat, sim.dhat):
+        for _ in range(5):
+            a = x0 + rng.uniform(-slack, slack, x0.shape)
+            b = x0 + rng.uniform(-slack, slack, x0.shape)
+            vf, ee, vp = sim._candidates(a, b, radius)
+            assert sim._pair_cache is reference
+            ref = candidates(a, b, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
+                             plane_origin=m.plane_origin, plane_normal=m.plane_normal,
+                             plane_vertices=sim._plane_vertices)
+            assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
+            assert (sorted(map(tuple, np.sort(ee, axis=1).tolist()))
+                    == sorted(map(tuple, np.sort(ref[1], axis=1).tolist())))
+            assert sorted(vp.tolist()) == sorted(ref[2].tolist())
     # one pair of bodies (as body_distance asks), without the ground
     pair = np.zeros_like(m.can_collide)
     pair[0, 1] = pair[1, 0] = True

@@ -37,6 +37,7 @@ from ipcgrasp.engine.barrier import (
     _barrier_first_derivative,
     _barrier_second_derivative,
     _project_to_psd,
+    _project_to_psd_shift_invariant,
 )
 from ipcgrasp.engine.broadphase import candidates as _broadphase_candidates
 from ipcgrasp.engine.distance import (
@@ -454,32 +455,55 @@ def _plane_arrays(mesh):
     return np.zeros(3), np.array([0.0, 0.0, 1.0])
 
 
-def _unique_pairs(pairs, name, bound_first, bound_second):
-    """Sorted unique rows of an (n, 2) index array, checked against [0, bound)."""
-    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+def _checked_pairs(pairs, name, bound_first, bound_second):
+    """An (n, 2) int64 index array, checked against [0, bound)."""
+    pairs = np.ascontiguousarray(np.asarray(pairs, dtype=np.int64).reshape(-1, 2))
     for column, bound in ((pairs[:, 0], bound_first), (pairs[:, 1], bound_second)):
         if column.size and (column.min() < 0 or column.max() >= bound):
             raise ValueError(f"{name} candidates index outside [0, {bound})")
-    keys = _sorted_unique(pairs[:, 0] * bound_second + pairs[:, 1])
-    return np.stack([keys // bound_second, keys % bound_second], axis=1)
+    return pairs
 
 
-def _sorted_unique(values):
-    """np.unique of a 1-D integer array by sort and compare (faster than its hash path)."""
-    values = np.sort(values)
-    return values[np.r_[True, values[1:] != values[:-1]]] if values.size else values
+@njit
+def _sorted_unique_keys(keys):
+    """Sorted unique values of a 1-D int64 array."""
+    keys = np.sort(keys)
+    n = 0
+    for i in range(keys.shape[0]):
+        if i == 0 or keys[i] != keys[n - 1]:
+            keys[n] = keys[i]
+            n += 1
+    return keys[:n]
 
 
-def _unique_candidates(mesh, vf, ee, vp):
-    """Candidates as sorted unique int64 arrays (a pair listed twice would count twice)."""
+@njit
+def _sorted_unique_pairs(pairs, bound_second, symmetric):
+    """Sorted unique rows of an (n, 2) index array whose second column is < bound_second (each
+    row ordered first when symmetric)."""
+    keys = np.empty(pairs.shape[0], dtype=np.int64)
+    for i in range(pairs.shape[0]):
+        a, b = pairs[i, 0], pairs[i, 1]
+        if symmetric and b < a:
+            a, b = b, a
+        keys[i] = a * bound_second + b
+    keys = _sorted_unique_keys(keys)
+    out = np.empty((keys.shape[0], 2), dtype=np.int64)
+    for i in range(keys.shape[0]):
+        out[i, 0] = keys[i] // bound_second
+        out[i, 1] = keys[i] % bound_second
+    return out
+
+
+def _checked_candidates(mesh, vf, ee, vp):
+    """Candidates as int64 arrays, checked against the mesh's index ranges (duplicates are
+    removed by _collisions_from_candidates)."""
     num_edges = mesh.edges.shape[0]
-    vf = _unique_pairs(vf, "vertex-face", mesh.num_vertices, mesh.faces.shape[0])
-    ee = _unique_pairs(np.sort(np.asarray(ee).reshape(-1, 2), axis=1), "edge-edge", num_edges,
-                       num_edges)
+    vf = _checked_pairs(vf, "vertex-face", mesh.num_vertices, mesh.faces.shape[0])
+    ee = _checked_pairs(ee, "edge-edge", num_edges, num_edges)
     vp = np.asarray(vp, dtype=np.int64).ravel()
     if vp.size and (vp.min() < 0 or vp.max() >= mesh.num_vertices):
         raise ValueError(f"vertex-plane candidates index outside [0, {mesh.num_vertices})")
-    return vf, ee, _sorted_unique(vp) if mesh.has_plane else vp[:0]
+    return vf, ee, vp
 
 
 def build_collisions(mesh, x, dhat, candidates=None):
@@ -508,7 +532,17 @@ def build_collisions(mesh, x, dhat, candidates=None):
             plane_normal=mesh.plane_normal,
             plane_vertices=surface[mesh.plane_body_mask[mesh.vertex_body[surface]]],
         )
-    vf, ee, vp = _unique_candidates(mesh, *candidates)
+    return _collisions_from_candidates(mesh, x, dhat, *_checked_candidates(mesh, *candidates))
+
+
+def _collisions_from_candidates(mesh, x, dhat, vf, ee, vp):
+    """build_collisions for positions x (N, 3) C-contiguous and finite, dhat > 0 and int64
+    candidates within the mesh's index ranges (as a broad phase over x returns them; duplicates
+    allowed): the engine's inner loop, which has checked its inputs once."""
+    num_edges = mesh.edges.shape[0]
+    vf = _sorted_unique_pairs(vf, mesh.faces.shape[0], False)
+    ee = _sorted_unique_pairs(ee, num_edges, True)
+    vp = _sorted_unique_keys(vp) if mesh.has_plane else vp[:0]
     origin, normal = _plane_arrays(mesh)
     kind, vertices, key, eps_x, ee_type = _classify_candidates(
         x, mesh.rest_positions, mesh.edges, mesh.faces, mesh.face_edges, mesh.vertex_body,
@@ -699,7 +733,8 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
                     a0, a1, b0, b1, eps_x[k]
                 )
             if project:
-                hess = _project_to_psd(hess)
+                # a distance is unchanged when every point moves alike; the plane stays put
+                hess = _project_to_psd(hess) if kind[k] == VERTEX_PLANE else _project_to_psd_shift_invariant(hess)
         _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
     return rows, cols, vals
 

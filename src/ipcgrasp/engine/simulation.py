@@ -29,7 +29,12 @@ SciPy's SuperLU: 0.3 ms against 1.8 ms per solve at 700 DOFs). A contact's Hessi
 contracted onto the degrees of freedom it depends on before it enters the pattern (an affine
 body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's elastic Hessian
 is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
-computed (benchmarks/bench_trial.py measures both).
+computed (benchmarks/bench_trial.py measures both). A contact's barrier Hessian is projected
+to PSD on the coordinates orthogonal to translation (barrier.py). Broad-phase pairs are kept
+while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
+re-tested box by box (see _candidates), and a drive round that starts where the last Newton
+solve converged reuses that solve's gradient and factorisation. All three give the same
+iterates as the plain computation up to rounding.
 
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
@@ -83,6 +88,9 @@ MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin out
 # changes by about 1e-8 relatively). 1e-7 already moves the slip point of the slow critical-mass
 # ramp (tests/grasp/test_critical_mass.py) beyond its tolerance: slip onset is that sensitive.
 ELASTIC_HESSIAN_REUSE = 1e-8
+# Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
+# where they were found (Simulation._candidates); the pairs are the same, only found faster.
+PAIR_CACHE_SLACK = 1.0
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -485,6 +493,48 @@ def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, f
                     out[r] += scale * volumes[t] * (dP[a, 0] * D[m, 0] + dP[a, 1] * D[m, 1] + dP[a, 2] * D[m, 2])
 
 
+@njit
+def _moved_within(x, x_ref, bound):
+    """Whether every coordinate of x (n,3) is within `bound` (m) of x_ref."""
+    for v in range(x.shape[0]):
+        for a in range(3):
+            if not abs(x[v, a] - x_ref[v, a]) <= bound:
+                return False
+    return True
+
+
+@njit
+def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
+    """The pairs (i, j) (rows of elems_a, elems_b) whose boxes over x0 and x1 grown by
+    half_radius overlap, computed exactly as broadphase._swept_boxes and _overlap do: the broad
+    phase's own test, applied to a superset of its pairs."""
+    keep = np.zeros(pairs.shape[0], dtype=np.bool_)
+    for p in range(pairs.shape[0]):
+        i = pairs[p, 0]
+        j = pairs[p, 1]
+        overlap = True
+        for a in range(3):
+            v = elems_a[i, 0]
+            lo_a = min(x0[v, a], x1[v, a])
+            hi_a = max(x0[v, a], x1[v, a])
+            for k in range(1, elems_a.shape[1]):
+                v = elems_a[i, k]
+                lo_a = min(lo_a, min(x0[v, a], x1[v, a]))
+                hi_a = max(hi_a, max(x0[v, a], x1[v, a]))
+            v = elems_b[j, 0]
+            lo_b = min(x0[v, a], x1[v, a])
+            hi_b = max(x0[v, a], x1[v, a])
+            for k in range(1, elems_b.shape[1]):
+                v = elems_b[j, k]
+                lo_b = min(lo_b, min(x0[v, a], x1[v, a]))
+                hi_b = max(hi_b, max(x0[v, a], x1[v, a]))
+            if lo_a - half_radius > hi_b + half_radius or lo_b - half_radius > hi_a + half_radius:
+                overlap = False
+                break
+        keep[p] = overlap
+    return pairs[keep]
+
+
 def _pose_parts(pose):
     pose = np.asarray(pose, dtype=np.float64)
     if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
@@ -640,6 +690,8 @@ class Simulation:
         used[self.mesh.faces] = True
         self._surface_vertices = np.flatnonzero(used)
         self._surface_vertex_rows = np.ascontiguousarray(self._surface_vertices[:, None])
+        self._vertex_rows = np.arange(n, dtype=np.int64)[:, None]  # vertex v as a one-vertex element
+        self._pair_cache = None  # (reference positions, vertex-face pairs, edge-edge pairs): see _candidates
         self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
                               else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
 
@@ -738,6 +790,7 @@ class Simulation:
         _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
         self._hessian_matrix = sp.csc_matrix((self._mass_data.copy(), self._indices, self._indptr), shape=(n, n))
         self._solver = None
+        self._factored = None
         self._last_hessian_without_contact = (None, [], None, None)
 
     # --------------------------------------------------------------------------- state <-> dofs
@@ -790,16 +843,42 @@ class Simulation:
         if self._penalty:
             return penalty.build_contacts(self.mesh, x, self.settings.penalty_margin, candidate_pairs,
                                           self._plane_vertices)
-        return contact.build_collisions(self.mesh, x, self.dhat, candidates=candidate_pairs)
+        return contact._collisions_from_candidates(self.mesh, x, self.dhat, *candidate_pairs)
 
     def _candidates(self, x0, x1, radius, can_collide=None):
         """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
         somewhere on the straight motion from x0 to x1 (as broadphase.candidates). Primitives
         farther than the radius from every body they may touch are left out first (with a
         margin against rounding): most of a pad is far from everything. can_collide: (B, B)
-        body pairs to look at (default: the mesh's); given, the ground is left out."""
+        body pairs to look at (default: the mesh's); given, the ground is left out.
+
+        Vertex-face and edge-edge pairs for radii up to dhat come from a broad phase of radius
+        dhat + 2 PAIR_CACHE_SLACK dhat at reference positions, kept while x0 and x1 stay within
+        PAIR_CACHE_SLACK dhat of them (every box of the query then lies inside a cached box, so
+        the cached pairs hold all of the query's), filtered by the broad phase's own box test:
+        the same pairs, without a grid per Newton iteration."""
         m = self.mesh
-        pairs = m.can_collide if can_collide is None else can_collide
+        slack = PAIR_CACHE_SLACK * self.dhat
+        cache = self._pair_cache
+        if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack):
+            if cache is None or not (_moved_within(x0, cache[0], slack) and _moved_within(x1, cache[0], slack)):
+                margin = 1e-9 * self.bbox_diagonal  # covers rounding in the boxes
+                cache = (x0.copy(), *self._grid_candidates(x0, x0, self.dhat + 2.0 * slack + margin, m.can_collide))
+                self._pair_cache = cache
+            vf = _overlapping_pairs(x0, x1, cache[1], self._vertex_rows, m.faces, 0.5 * radius)
+            ee = _overlapping_pairs(x0, x1, cache[2], m.edges, m.edges, 0.5 * radius)
+        else:
+            vf, ee = self._grid_candidates(x0, x1, radius, m.can_collide if can_collide is None else can_collide)
+        if m.has_plane and can_collide is None:
+            vp = _plane_candidates(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, radius)
+        else:
+            vp = np.zeros(0, dtype=np.int64)
+        return vf, ee, vp
+
+    def _grid_candidates(self, x0, x1, radius, pairs):
+        """Vertex-face and edge-edge pairs of `_candidates` by a broad phase (spatial hashing) over
+        the primitives near a body they may touch; pairs: (B, B) body pairs to look at."""
+        m = self.mesh
         body_lo, body_hi = _body_boxes(x0, x1, m.vertex_body, m.can_collide.shape[0])
         reach = 2.0 * radius + 1e-9 * self.bbox_diagonal
         verts = self._surface_vertices[_near_partners(x0, x1, self._surface_vertex_rows, m.vertex_body, body_lo,
@@ -808,12 +887,7 @@ class Simulation:
         faces = np.flatnonzero(_near_partners(x0, x1, m.faces, m.vertex_body, body_lo, body_hi, pairs, reach))
         vf, ee = _broad_phase(x0, x1, verts, m.edges[edges], m.faces[faces], m.vertex_body, 0.5 * radius, pairs)
         vf[:, 1] = faces[vf[:, 1]]
-        ee = edges[ee]
-        if m.has_plane and can_collide is None:
-            vp = _plane_candidates(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, radius)
-        else:
-            vp = np.zeros(0, dtype=np.int64)
-        return vf, ee, vp
+        return vf, np.ascontiguousarray(edges[ee])
 
     def _min_distance(self, x):
         if self._penalty:
@@ -957,6 +1031,7 @@ class Simulation:
     def _solve(self, data, rhs):
         """Solve H p = rhs for the Hessian values `data` (LDL^T by qdldl; the fill-reducing
         ordering and symbolic analysis are reused while the pattern stays)."""
+        self._factored = None
         self._hessian_matrix.data = data
         if self._solver is None:
             self._solver = qdldl.Solver(self._hessian_matrix, upper=True)
@@ -1009,10 +1084,13 @@ class Simulation:
             dc.append(np.zeros((body.n_vertices, 3)))
             if i in targets_def:
                 dc[i][body.prescribed] = targets_def[i] - state.deformable_x[i][body.prescribed]
-        rhs = -self._gradient(z, z_tilde, friction, x_t, x, coll)
+        factored = self._factored  # where the last Newton solve converged, if it is here
+        reuse = (factored is not None and factored[1] is z_tilde and factored[2] is friction and factored[3] is x_t
+                 and factored[4] is coll and factored[5] == self.barrier_stiffness and np.array_equal(factored[0], z))
+        rhs = -(factored[6] if reuse else self._gradient(z, z_tilde, friction, x_t, x, coll))
         if any(np.any(d) for d in dc):
             rhs -= self._drive_coupling(z, dc)
-        dz = self._solve(self._hessian(z, friction, x_t, x, coll), rhs)
+        dz = self._solver.solve(rhs) if reuse else self._solve(self._hessian(z, friction, x_t, x, coll), rhs)
         if not np.all(np.isfinite(dz)):
             dz = np.zeros(self.n_dof)
         targets = {}
@@ -1271,6 +1349,8 @@ class Simulation:
             dx = (self._P @ p).reshape(-1, 3)
             step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
             if step_norm / h < s.newton_tolerance:
+                # the solver now holds H(z) factored: the next drive round starts from this z
+                self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
                 return z, iteration - 1, alphas, x, coll
             if best is None or step_norm < best[0]:
                 best = (step_norm, z, x, coll)
