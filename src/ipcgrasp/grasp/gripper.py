@@ -219,6 +219,13 @@ class Gripper:
         return self.jaw_opening(self.tooltip_transforms)
 
     @property
+    def pad_width(self) -> float:
+        """Width of the pad across the grasp (m, along the tooltip y axis)."""
+        if isinstance(self.pad, PadShape):
+            return self.pad.width * self.pad.scale
+        return float(self.pad.surface.extents[1])
+
+    @property
     def closing_directions(self) -> np.ndarray:
         """(2, 3) closing direction of each jaw in the gripper frame (its tooltip z axis)."""
         return self.tooltip_transforms[:, :3, 2].copy()

@@ -118,7 +118,9 @@ FIELD_RANGES: dict[str, Interval] = {
 }
 """Range of every numeric SimParams field (the physically meaningful values, SI units)."""
 FIELD_CHOICES: dict[str, tuple[str, ...]] = {"close_rule": CLOSE_RULES, "contact_model": CONTACT_MODELS}
-"""Allowed values of every string SimParams field but `jaw` (a pad variant's name, PAD_NAME)."""
+"""Allowed values of the string SimParams fields with a fixed set of values."""
+NAME_FIELDS: dict[str, re.Pattern] = {"jaw": PAD_NAME}
+"""String SimParams fields that name something the gripper description defines (checked there)."""
 FLAGS = ("critical_mass",)
 """Boolean SimParams fields."""
 
@@ -167,7 +169,7 @@ class SimParams:
     slip_speed (m/s, object speed relative to the pads that counts as slipping), max_mass (kg,
     the ramp's cap).
 
-    Construction checks every field against FIELD_RANGES / FIELD_CHOICES / FLAGS (no NaN or
+    Construction checks every field against FIELD_RANGES / FIELD_CHOICES / NAME_FIELDS / FLAGS (no NaN or
     infinity, no bool or string where a number is expected) and the cross-field rules, and
     raises `SimParamsError` (a ValueError) naming the field, its allowed values and the fix.
     """
@@ -236,8 +238,8 @@ def _check_field(name: str, value) -> None:
     """Raise SimParamsError unless `value` is allowed for the field `name`."""
     if name in FIELD_RANGES:
         _check_number(name, value, FIELD_RANGES[name])
-    elif name == "jaw":
-        if not (isinstance(value, str) and PAD_NAME.match(value)):
+    elif name in NAME_FIELDS:
+        if not (isinstance(value, str) and NAME_FIELDS[name].match(value)):
             raise SimParamsError(name, f"SimParams.jaw must name a pad variant of the gripper (lowercase letters, "
                                        f"digits, underscores; e.g. {' or '.join(JAWS)}), got {value!r}; fix: use one "
                                        "of the gripper's pads (`ipcgrasp grippers` lists them)")
@@ -250,7 +252,7 @@ def _check_field(name: str, value) -> None:
             raise SimParamsError(name, f"SimParams.{name} must be true or false, got {value!r}; "
                                        "fix: give a boolean")
     else:
-        raise SimParamsError(name, f"SimParams.{name} has no rule: add it to FIELD_RANGES, FIELD_CHOICES or FLAGS "
+        raise SimParamsError(name, f"SimParams.{name} has no rule: add it to FIELD_RANGES, FIELD_CHOICES, NAME_FIELDS or FLAGS "
                                    "in ipcgrasp/grasp/params.py")
 
 
