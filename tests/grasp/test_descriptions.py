@@ -55,7 +55,7 @@ def test_the_yumi_description_is_the_original_study_gripper_number_for_number(ki
                          [[0, 0, -1, 0.025], [0, 1, 0, 0.000011], [1, 0, 0, 0.160098], [0, 0, 0, 1]]], dtype=float)
     assert np.array_equal(yumi.tooltip_transforms, expected)
     assert yumi.max_opening == 0.05 and yumi.finger is None
-    assert (yumi.force_limit, yumi.closing_speeds, yumi.lift_speed) == (100.0, (0.01, 0.025), 0.025)
+    assert (yumi.force_limit, yumi.closing_speeds, yumi.lift_speed) == (100.0, (0.01, 1.0), 0.025)
     pad = yumi.pad_mesh()
     assert pad.dimensions == pytest.approx((0.022, 0.016, 0.0024), abs=1e-15)
 

@@ -138,7 +138,10 @@ def test_closing_speed_follows_data_md(yumi):
     assert yumi.closing_speed(50 * MM, 2.0) == pytest.approx(12.5 * MM)
     assert yumi.closing_speed(40 * MM, 2.0) == pytest.approx(10 * MM)
     assert yumi.closing_speed(30 * MM, 2.0) == 10 * MM
-    assert yumi.closing_speed(80 * MM, 1.0) == 25 * MM  # ABB's fastest, 25 mm/s
+    assert yumi.closing_speed(80 * MM, 1.0) == pytest.approx(40 * MM)  # no cap: the original rule
+    franka = Gripper.from_description("franka_hand")
+    assert franka.closing_speed(80 * MM, 0.1) == 50 * MM  # its fastest, 50 mm/s per finger
+    assert franka.closing_speed(10 * MM, 2.0) == 10 * MM
     with pytest.raises(ValueError):
         yumi.closing_speed(-1.0, 2.0)
 

@@ -128,7 +128,7 @@ class PadMesh:
 
     nodes (n, 3) rest positions (m); tets (T, 4) positively oriented; surface_faces (F, 3)
     outward-oriented boundary triangles indexing `nodes`; back_nodes the indices of the nodes on
-    the back face z = -thickness (glued to the backing plate); kind "rounded" or "rectangular";
+    the back face z = -thickness (glued to the backing plate); kind "rounded", "rectangular" or "mesh";
     dimensions (length along x, width along y, thickness along z) in m.
     """
 

@@ -1,12 +1,14 @@
-"""Parallel-jaw gripper description: where the two jaws (compliant pad + rigid backing plate) sit
-for a grasp pose and a jaw opening (DATA.md section 3), how far to open them before a trial and
-how fast to close them (DATA.md section 4).
+"""Parallel-jaw gripper: where the two jaws (compliant pad + rigid backing plate, optionally a
+rigid finger) sit for a grasp pose and a jaw opening (DATA.md section 3), how far to open them
+before a trial and how fast to close them (DATA.md section 4). A Gripper is built from a
+description file (`Gripper.from_description`, `grasp.description`, docs/grippers.md); the YuMi
+is the shipped `yumi` description.
 
 Frames: the gripper frame is the recorded grasp pose; each jaw has a tooltip frame (x along the
 gripper z axis, z the jaw's closing direction, pointing at the other jaw) in which the pad's
-front face is the plane z = 0 and the pad and backing plate are defined (`geometry.pads`).
-World tooltip pose = grasp @ T_tooltip. The jaw opening is the gap between the two pads' front
-faces, (p_1 - p_0) . z_0 for tooltip origins p_i and closing direction z_0.
+front face is the plane z = 0 and the pad, backing plate and finger are defined. World tooltip
+pose = grasp @ T_tooltip. The jaw opening is the gap between the two pads' front faces,
+(p_1 - p_0) . z_0 for tooltip origins p_i and closing direction z_0.
 """
 
 from __future__ import annotations
