@@ -182,3 +182,16 @@ def test_a_users_own_pad_mesh_is_tetrahedralised_and_glued_at_its_back(tmp_path,
     assert gripper.backing_mesh().bounds[1, 2] == pytest.approx(-0.003)  # the plate starts at the pad's back
     assert gripper.pad_width == pytest.approx(0.016, rel=1e-3)
     assert dataclasses.replace(gripper).pad_mesh().volume == pytest.approx(pad.volume)
+
+
+def test_a_finger_mesh_must_lie_behind_the_plate(tmp_path, franka):
+    del franka["finger"]["box"]
+    franka["finger"]["mesh"] = "finger.stl"
+    # the plate's back face is 2 mm (pad) + 8 mm (plate) behind the front face: z = -10 mm
+    trimesh.creation.box(bounds=[[-0.04, -0.01, -0.02], [0.008, 0.01, -0.005]]).export(tmp_path / "finger.stl")
+    with pytest.raises(GripperDescriptionError, match=r"finger\.mesh: the finger reaches z = -5 mm, in front of the "
+                                                      r"backing plate's back face z = -10 mm"):
+        load_description(write(tmp_path, franka))
+    trimesh.creation.box(bounds=[[-0.04, -0.01, -0.02], [0.008, 0.01, -0.010]]).export(tmp_path / "finger.stl")
+    gripper = Gripper.from_description(write(tmp_path, franka))
+    assert gripper.backing_mesh().bounds[0, 2] == pytest.approx(-0.02)  # plate and finger, one rigid jaw

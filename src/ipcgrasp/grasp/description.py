@@ -214,10 +214,12 @@ def _check(description: GripperDescription) -> None:
              "give the tooltip frames with the jaws closed (front faces touching); the opening comes from stroke")
     if d["default_pad"] not in d["pads"]:
         fail("default_pad", f"{d['default_pad']!r} is not a pad variant", f"use one of {', '.join(d['pads'])}")
+    depths = {}  # pad thickness behind the front face (m) of each variant
     for name, pad in d["pads"].items():
         key = f"pads.{name}"
         if pad["outline"] == "mesh":
             surface = _closed_mesh(description, pad["mesh"], pad["scale"], f"{key}.mesh", fail)
+            depths[name] = -float(surface.bounds[0, 2])
             top = surface.bounds[1, 2]
             if abs(top) > FRAME_TOLERANCE:
                 fail(f"{key}.mesh", f"the pad's front face is at z = {top * 1e3:.4g} mm, not 0",
@@ -225,6 +227,7 @@ def _check(description: GripperDescription) -> None:
                      "behind it (z < 0)")
         else:
             _check_extent(pad, key, fail)
+            depths[name] = pad["thickness"] * pad["scale"]
             if pad["outline"] == "rounded" and pad["x_max"] - pad["x_min"] < 0.5 * pad["width"]:
                 fail(f"{key}.x_min", "a rounded pad needs x_max - x_min >= width / 2 (its half-disc end)",
                      "lengthen the pad or narrow it")
@@ -233,7 +236,13 @@ def _check(description: GripperDescription) -> None:
     if finger is not None and "box" in finger:
         _check_extent(finger["box"], "finger.box", fail)
     elif finger is not None:
-        _closed_mesh(description, finger["mesh"], finger["scale"], "finger.mesh", fail)
+        front = _closed_mesh(description, finger["mesh"], finger["scale"], "finger.mesh", fail).bounds[1, 2]
+        for name, depth in depths.items():
+            back = -depth - d["backing"]["gap"] - d["backing"]["thickness"]
+            if front > back + FRAME_TOLERANCE:
+                fail("finger.mesh", f"the finger reaches z = {front * 1e3:.4g} mm, in front of the backing plate's back "
+                     f"face z = {back * 1e3:.4g} mm behind pad {name!r}", "move the finger behind the plate (tooltip "
+                     "frame: the pad and the plate are in front of it)")
 
 
 def _check_extent(values: dict, key: str, fail) -> None:

@@ -36,7 +36,7 @@ class GripperFormatError(ValueError):
     """A gripper description file is missing a field or holds a non-rigid tooltip transform."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MeshPad:
     """A user's own closed pad surface in the tooltip frame (front face z = 0, the pad behind it),
     from the description file `source`; tetrahedralised like the parametric pads."""
@@ -48,9 +48,6 @@ class MeshPad:
     def depth(self) -> float:
         """Pad thickness along z (m): the back face is z = -depth."""
         return float(-self.surface.bounds[0, 2])
-
-    def __hash__(self):
-        return id(self)
 
 
 @dataclass(frozen=True)
@@ -387,19 +384,14 @@ def _description_mesh(description: GripperDescription, relative: str, scale: flo
 
 def _finger_mesh(description: GripperDescription, plate: trimesh.Trimesh) -> trimesh.Trimesh:
     """The finger of the description (tooltip frame): a box from the plate's back face backwards,
-    or the given mesh, which must lie behind the plate."""
+    or the given mesh (`grasp.description` checked that it lies behind the plate)."""
     finger = description.data["finger"]
-    back = float(plate.bounds[0, 2])
     if "box" in finger:
+        back = float(plate.bounds[0, 2])
         box = finger["box"]
         half = 0.5 * box["width"]
         return trimesh.creation.box(bounds=[[box["x_min"], -half, back - box["depth"]], [box["x_max"], half, back]])
-    mesh = _description_mesh(description, finger["mesh"], finger["scale"])
-    if mesh.bounds[1, 2] > back + NANOMETRE:
-        raise GripperDescriptionError(f"{description.path}: finger.mesh: reaches z = {mesh.bounds[1, 2] * 1e3:.4g} mm, "
-                                      f"in front of the backing plate's back face z = {back * 1e3:.4g} mm; fix: move "
-                                      "the finger behind the plate (the pad and plate are in front of it)")
-    return mesh
+    return _description_mesh(description, finger["mesh"], finger["scale"])
 
 
 def _check_grid(clearance: float, step: float) -> None:
