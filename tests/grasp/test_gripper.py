@@ -64,7 +64,7 @@ def test_yaml_and_default_match_data_md(data_dir, yumi):
     assert not yumi.tooltip_transforms.flags.writeable
 
 
-def test_from_yaml_reports_malformed_files(tmp_path):
+def test_read_tooltip_yaml_reports_malformed_files(tmp_path):
     missing = tmp_path / "missing.yaml"
     missing.write_text("type: ParallelJawGripper\nparams: {name: x}\n")
     with pytest.raises(GripperFormatError, match="tooltip_poses"):
