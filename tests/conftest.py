@@ -21,7 +21,7 @@ def own_trials(tmp_path_factory):
 
     box = trimesh.creation.box(extents=[0.03, 0.03, 0.03])
     sampling = sample_antipodal_grasps(GraspObject.from_mesh(box, 0.003, name="box_3cm"), len(ROBUST_LABELS), seed=0)
-    trials = [{"object": "box_3cm", "grasp": g, "gripper": "yumi_metal_spline", "success": result,
+    trials = [{"object": "box_3cm", "grasp": g, "gripper": "yumi", "success": result,
                "object_pose": sampling.object_pose.tolist(), "gripper_pose": candidate.grasp_pose.tolist()}
               for g, (candidate, labels) in enumerate(zip(sampling.candidates, ROBUST_LABELS)) for result in labels]
     doc = {"format": "ipcgrasp-physical-trials", "version": 1,

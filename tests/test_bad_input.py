@@ -46,7 +46,7 @@ SIM_PARAMS = {
     "incompressible pads": ({"nu": 0.5}, "nu", r"\[0, 0.5\)"),
     "fractional Newton budget": ({"newton_budget": 2.5}, "newton_budget", "an integer"),
     "infinite closing speed": ({"closing_speed": math.inf}, "closing_speed", "or None"),
-    "unknown jaw": ({"jaw": "square"}, "jaw", "rounded"),
+    "malformed jaw": ({"jaw": "Square pad"}, "jaw", "rounded"),
     "critical mass as 1": ({"critical_mass": 1}, "critical_mass", "true or false"),
     "shake reaching the ground": ({"shake_amplitude": 0.02}, "shake_amplitude", "below lift_height"),
     "shake faster than the time step": ({"shake_amplitude": 0.005, "shake_frequency": 10.0}, "shake_frequency",

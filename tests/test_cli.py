@@ -20,3 +20,34 @@ def test_render_takes_the_camera_angles_and_the_picture_size():
     assert (args.azimuth, args.elevation, args.size) == (10.0, 45.0, (320, 240))
     defaults = build_parser().parse_args(argv)
     assert (defaults.azimuth, defaults.elevation, defaults.size) == (None, 30.0, (640, 480))
+
+
+def test_grippers_lists_each_shipped_description_on_one_line(capsys):
+    assert main(["grippers"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == ["franka_hand", "robotiq_2f85", "yumi"]
+    yumi = lines[2].split("\t")
+    assert yumi[1:4] == ["stroke 50 mm", "force 100 N", "pads rounded*, rectangular"]
+    assert yumi[4].startswith("source: REACH")
+
+
+def test_a_bad_gripper_name_lists_the_valid_ones_before_any_work(capsys):
+    argv = ["simulate", "--object", "cube_3cm", "--grasp", "0", "--gripper", "panda"]
+    assert main(argv) == 2
+    assert "unknown gripper 'panda'; fix: use one of the shipped grippers (franka_hand, robotiq_2f85, yumi)" in \
+        capsys.readouterr().err
+    assert main(["generate", "--mesh", "x.obj", "--mass", "0.1", "--n", "1", "--out", "o", "--gripper", "yumi",
+                 "--jaw", "oval"]) == 2
+    assert "gripper 'yumi' has no pad 'oval'; fix: choose one of its pads (rounded, rectangular)" in \
+        capsys.readouterr().err
+
+
+def test_gripper_and_jaw_reach_every_trial_command():
+    from ipcgrasp.cli import build_parser
+
+    for command in (["simulate", "--object", "c", "--grasp", "0"], ["render", "--object", "c", "--grasp", "0",
+                                                                     "--out", "x.png"],
+                    ["quality", "--object", "c", "--grasp", "0"],
+                    ["generate", "--mesh", "m.obj", "--mass", "1", "--n", "1", "--out", "o"]):
+        args = build_parser().parse_args(command + ["--gripper", "franka_hand"])
+        assert args.gripper == "franka_hand" and args.jaw is None

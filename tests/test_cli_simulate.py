@@ -26,7 +26,7 @@ def fake_simulator(monkeypatch):
                        progress=None):
         record_frames = "frames" in record
         calls.append({"seed": seed, "record_frames": record_frames, "params": params, "mass": obj.mass,
-                      "object_pose": object_pose, "grasp_pose": grasp_pose})
+                      "object_pose": object_pose, "grasp_pose": grasp_pose, "gripper": gripper})
         box = trimesh.creation.box(extents=(0.03, 0.03, 0.03))
         plate = trimesh.creation.box(extents=(0.016, 0.0024, 0.022))
         frames = []
@@ -64,7 +64,7 @@ def test_grasp_index_out_of_range_is_exit_2_naming_the_range(data_dir, capsys, f
 
 
 @pytest.mark.parametrize("bad", [["--trials", "0"], ["--workers", "-2"], ["--close-rule", "energy"],
-                                 ["--jaw", "square"], ["--every", "0"]])
+                                 ["--gripper"], ["--every", "0"]])
 def test_bad_arguments_are_exit_2(data_dir, capsys, bad):
     with pytest.raises(SystemExit) as exit_:
         main(["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "0", *bad])
@@ -75,6 +75,9 @@ def test_bad_arguments_are_exit_2(data_dir, capsys, bad):
 def test_invalid_parameters_are_exit_2(data_dir, capsys):
     assert main(["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "0", "--E", "-1"]) == 2
     assert "SimParams.E must be a real number in [100000, 1e+12] Pa, got -1.0" in capsys.readouterr().err
+    assert main(["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "0", "--jaw", "square"]) == 2
+    assert "gripper 'yumi' has no pad 'square'; fix: choose one of its pads (rounded, rectangular)" in \
+        capsys.readouterr().err
 
 
 def test_simulate_runs_the_trials_prints_the_table_and_writes_json_and_gif(data_dir, tmp_path, capsys,
@@ -134,3 +137,13 @@ def test_simulate_one_unperturbed_cube_grasp_end_to_end(data_dir, capsys):
     row = next(line for line in out.splitlines() if line.lstrip("│ ").startswith("1 "))
     assert "yes" in row or "no" in row
     assert "R = 1.00 (physical robustness 1.00)" in out or "R = 0.00 (physical robustness 1.00)" in out
+
+
+def test_the_gripper_and_its_pad_reach_every_trial(data_dir, capsys, fake_simulator):
+    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "2",
+            "--gripper", "robotiq_2f85", "--jaw", "rounded"]
+    assert main(argv) == 0
+    assert [(c["gripper"].name, c["gripper"].pad_kind, c["params"].jaw) for c in fake_simulator] == \
+        [("robotiq_2f85", "rounded", "rounded")] * 2
+    assert main(argv[:-4] + ["--gripper", "franka_hand"]) == 0  # its default pad
+    assert {(c["gripper"].name, c["params"].jaw) for c in fake_simulator[2:]} == {("franka_hand", "rectangular")}

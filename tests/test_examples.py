@@ -24,3 +24,10 @@ def test_simulate_one_grasp_writes_a_trajectory_a_plot_and_a_picture(tmp_path):
 def test_friction_robustness_prints_both_settings(tmp_path):
     out = _run("friction_robustness.py", cwd=tmp_path)
     assert "mu = 0.1: R = " in out and "mu = 0.4: R = " in out and "physical robustness" in out
+
+
+def test_gripper_cube_grasps_holds_the_cube_with_every_shipped_gripper(tmp_path):
+    out = _run("gripper_cube_grasps.py", tmp_path / "grippers.png", cwd=tmp_path)
+    for name in ("franka_hand", "robotiq_2f85", "yumi"):
+        assert f"{name}: held" in out
+    assert (tmp_path / "grippers.png").stat().st_size > 1000

@@ -70,6 +70,22 @@ def _cmd_objects(args) -> int:
     return 0
 
 
+def _cmd_grippers(args) -> int:
+    from ipcgrasp.grasp.description import shipped_grippers
+
+    for description in shipped_grippers().values():
+        print(description.summary())
+    return 0
+
+
+def _gripper(args):
+    """The Gripper of --gripper (a shipped name or a description file) with the pad of --jaw (None:
+    the description's default pad)."""
+    from ipcgrasp.grasp.gripper import Gripper
+
+    return Gripper.from_description(args.gripper, args.jaw)
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -121,13 +137,15 @@ def _noise(args) -> dict:
 
 
 def _grasp_setup(args):
-    """(object, physical grasps, trial parameters) from the arguments (see `_physical_grasp`)."""
+    """(object, physical grasps, trial parameters, gripper) from the arguments (see
+    `_physical_grasp`, `_gripper`)."""
     from ipcgrasp import SimParams
 
+    gripper = _gripper(args)
     obj, physical = _physical_grasp(args)
-    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, psi_th=args.psi_th, jaw=args.jaw,
+    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, psi_th=args.psi_th, jaw=gripper.pad_kind,
                        critical_mass=args.critical_mass, **_noise(args))
-    return obj, physical, params
+    return obj, physical, params, gripper
 
 
 def _trial_progress():
@@ -142,7 +160,7 @@ def _outcome(result) -> str:
 
 
 def _run_trials(obj, physical, grasp: int, params, n_trials: int, seed: int, workers: int,
-                record_first=(), record_all=()) -> list:
+                record_first=(), record_all=(), gripper=None) -> list:
     """The trials `robustness` runs (same per-trial seeds) under progress bars. Sequential: one
     bar per trial showing its simulated time; parallel: one bar over the trials. Every trial
     records `record_all`, the first also `record_first` (`simulate_grasp`'s record; after a
@@ -157,7 +175,7 @@ def _run_trials(obj, physical, grasp: int, params, n_trials: int, seed: int, wor
 
     def run_one(bar, k, record):
         task = bar.add_task(f"trial {k + 1}/{n_trials}", total=None, status="")
-        result = run_trial(obj, object_pose, grasp_pose, params, seeds[k], record=record,
+        result = run_trial(obj, object_pose, grasp_pose, params, seeds[k], record=record, gripper=gripper,
                            progress=lambda t: bar.update(task, status=f"{t:.2f} s simulated"))
         bar.update(task, total=1, completed=1, status=_outcome(result))
         return result
@@ -168,7 +186,7 @@ def _run_trials(obj, physical, grasp: int, params, n_trials: int, seed: int, wor
         task = bar.add_task(f"{n_trials} trials, {workers} processes", total=n_trials, status="")
         rob = robustness(obj, object_pose, grasp_pose, params, n_trials=n_trials, seed=seed, workers=workers,
                          on_trial=lambda result: bar.update(task, advance=1, status=_outcome(result)),
-                         grasp_index=grasp, record=record_all)
+                         grasp_index=grasp, record=record_all, gripper=gripper)
         trials = list(rob.trials)
         if record_first:
             trials[0] = run_one(bar, 0, record_first)
@@ -239,14 +257,16 @@ def _render(args, result, out) -> None:
 def _cmd_simulate(args) -> int:
     from ipcgrasp.io import write_json_atomic
 
-    obj, physical, params = _grasp_setup(args)
+    obj, physical, params, gripper = _grasp_setup(args)
     first = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     trials = _run_trials(obj, physical, args.grasp, params, args.trials, args.seed, args.workers,
-                         record_first=first, record_all=("trajectory",) if args.trajectory_dir else ())
+                         record_first=first, record_all=("trajectory",) if args.trajectory_dir else (),
+                         gripper=gripper)
     simulated = _report(args, trials, physical, params)
     if args.json:
         write_json_atomic(args.json, _json_ready({
-            "object": args.object, "grasp": args.grasp, "seed": args.seed, "params": params.to_dict(),
+            "object": args.object, "grasp": args.grasp, "seed": args.seed, "gripper": gripper.name,
+            "params": params.to_dict(),
             "robustness": simulated, "physical_robustness": float(physical.robustness[args.grasp]),
             "trials": [r.summary() for r in trials]}))
         print(f"wrote {args.json}")
@@ -303,6 +323,7 @@ def _cmd_view(args) -> int:
 def _cmd_replay(args) -> int:
     import yaml
 
+    from ipcgrasp.grasp.gripper import Gripper
     from ipcgrasp.grasp.simulate import run_trial
     from ipcgrasp.study.cube import read_cube
     from ipcgrasp.study.replay import stored_trial
@@ -315,10 +336,11 @@ def _cmd_replay(args) -> int:
     setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw}
     cube = read_cube(args.cube)
     stored = stored_trial(cube, args.object, args.grasp, args.trial, setting, fixed)
+    gripper = Gripper.from_description(cube.attrs.get("gripper"), stored.params.jaw, stored.params.pad_resolution)
     obj, physical = _physical_grasp(args)
     record = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     result = run_trial(obj, physical.object_poses[args.grasp], physical.grasp_poses[args.grasp], stored.params,
-                       stored.seed, record=record)
+                       stored.seed, record=record, gripper=gripper)
     args.seed = stored.seed
     _report(args, [result], physical, stored.params)
     same = (result.success, result.failure_mode, result.reason) == (stored.success, stored.failure_mode,
@@ -337,8 +359,9 @@ def _cmd_replay(args) -> int:
 
 
 def _cmd_render(args) -> int:
-    obj, physical, params = _grasp_setup(args)
-    trial = _run_trials(obj, physical, args.grasp, params, 1, args.seed, 1, record_first=("frames",))[0]
+    obj, physical, params, gripper = _grasp_setup(args)
+    trial = _run_trials(obj, physical, args.grasp, params, 1, args.seed, 1, record_first=("frames",),
+                        gripper=gripper)[0]
     _report(args, [trial], physical, params)
     _render(args, trial, args.out)
     return 0
@@ -356,22 +379,24 @@ def _cmd_quality(args) -> int:
     from ipcgrasp.baselines.image_quality import SUCCESS_THRESHOLD, grasp_quality
     from ipcgrasp.grasp.simulate import perturbed_grasp, trial_seeds
 
+    gripper = _gripper(args)
     obj, physical = _physical_grasp(args)
     params = SimParams(**_noise(args))
     object_pose, grasp_pose = physical.object_poses[args.grasp], physical.grasp_poses[args.grasp]
-    table = Table(title=f"{args.object}, grasp {args.grasp}: image-space quality (Tan et al.), "
+    pad = {"w": gripper.pad_width, "r": gripper.max_opening}
+    table = Table(title=f"{args.object}, grasp {args.grasp}, {gripper.name}: image-space quality (Tan et al.), "
                         f"{args.resolution * 1e3:g} mm pixels")
     for column in ("trial", "score", "lift", "D_m", "D_c", "D_t", "R_r [deg]", "S_a [deg]", "S_f [mm]",
                    "translation [mm]", "render [ms]", "measure [ms]"):
         table.add_column(escape(column), justify="right")
-    grasp_quality(_silhouette(obj, grasp_pose, object_pose, args.resolution))  # compile/load
+    grasp_quality(_silhouette(obj, grasp_pose, object_pose, args.resolution), **pad)  # compile/load
     scores = []
     for k, seed in enumerate(trial_seeds(args.seed, args.grasp, args.trials)):
         pose = perturbed_grasp(grasp_pose, params, seed)
         start = time.perf_counter()
         silhouette = _silhouette(obj, pose, object_pose, args.resolution)
         rendered = time.perf_counter()
-        q = grasp_quality(silhouette)
+        q = grasp_quality(silhouette, **pad)
         measured = time.perf_counter()
         scores.append(q.score)
         table.add_row(str(k + 1), f"{q.score:.3f}", "yes" if q.score >= SUCCESS_THRESHOLD else "no",
@@ -429,6 +454,7 @@ def _generate_with_snakemake(args) -> int:
     config = {"mesh": str(Path(args.mesh).resolve()), "mass": args.mass, "n": args.n, "out": str(out),
               "name": args.name or "", "trials": args.trials, "seed": args.seed, "shard_size": args.shard_size,
               "images": not args.no_images, "E": args.E, "mu": args.mu, "close_rule": args.close_rule,
+              "gripper": str(Path(args.gripper).resolve()) if Path(args.gripper).is_file() else args.gripper,
               "jaw": args.jaw, "critical_mass": args.critical_mass}
     generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
     config_file = write_bytes_atomic(out / "generate.yaml", yaml.safe_dump(config, sort_keys=False).encode())
@@ -449,14 +475,15 @@ def _cmd_generate(args) -> int:
     from ipcgrasp import GraspObject, SimParams
     from ipcgrasp.dataset import generate_dataset
 
+    gripper = _gripper(args)
     obj = GraspObject.from_file(args.mesh, args.mass, name=args.name)
-    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=args.jaw,
+    params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=gripper.pad_kind,
                        critical_mass=args.critical_mass)
     with _trial_progress() as bar:
         task = bar.add_task(f"{obj.name}: sampling {args.n} antipodal grasps", total=None, status="")
         generation = generate_dataset(
             obj, args.out, args.n, params, n_trials=args.trials, seed=args.seed, workers=args.workers,
-            images=not args.no_images, mesh=args.mesh,
+            images=not args.no_images, mesh=args.mesh, gripper=gripper,
             on_start=lambda jobs: bar.update(task, description=f"{obj.name}: {jobs // args.trials} grasp(s) x "
                                                                f"{args.trials} trial(s)", total=jobs, status=""),
             on_trial=lambda i, result: bar.update(task, advance=1, status=f"grasp {i}: {_outcome(result)}"))
@@ -475,7 +502,7 @@ def _cmd_generate(args) -> int:
 
 
 def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
-    from ipcgrasp.grasp.params import CLOSE_RULES, JAWS, SimParams
+    from ipcgrasp.grasp.params import CLOSE_RULES, SimParams
 
     defaults = SimParams()
     parser.add_argument("--data",
@@ -489,7 +516,7 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--psi-th", type=float, default=defaults.psi_th,
                         help="strain-energy threshold of the psi rule in J (default: %(default)g; the study's "
                              "calibrated value is in results/calibration/psi_th.json)")
-    parser.add_argument("--jaw", choices=JAWS, default=defaults.jaw, help="pad outline (default: %(default)s)")
+    _add_gripper_arguments(parser)
     parser.add_argument("--seed", type=int, default=0,
                         help="root seed of the pose noise: trial k of grasp G uses the study's seed of (G, k) "
                              "under this root seed (default: %(default)s)")
@@ -500,9 +527,18 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
                         help="GIF uses every k-th simulation step (default: %(default)s)")
 
 
+def _add_gripper_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--gripper", default="yumi", metavar="NAME|FILE",
+                        help="gripper: a shipped description's name or a description YAML file (default: "
+                             "%(default)s; `ipcgrasp grippers` lists them, docs/grippers.md explains the format)")
+    parser.add_argument("--jaw", default=None, metavar="PAD",
+                        help="pad variant of the gripper, e.g. rounded or rectangular (default: the description's "
+                             "default_pad)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from ipcgrasp.baselines.image_quality import DEFAULT_RESOLUTION
-    from ipcgrasp.grasp.params import CLOSE_RULES, JAWS, SimParams
+    from ipcgrasp.grasp.params import CLOSE_RULES, SimParams
     from ipcgrasp.paths import RESOURCES_REACH
 
     parser = argparse.ArgumentParser(prog="ipcgrasp", description=__doc__)
@@ -521,6 +557,10 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("source", metavar="TRIALS.json", help="the trials file (docs/own_data.md)")
     load.add_argument("dest", metavar="DEST", help="new or empty directory, or one a previous import wrote")
     load.set_defaults(func=_cmd_data_import)
+
+    grippers = commands.add_parser("grippers", help="list the shipped gripper descriptions (name, stroke, force "
+                                                    "limit, pads with * the default, source)")
+    grippers.set_defaults(func=_cmd_grippers)
 
     objects = commands.add_parser("objects", help="list the object registry")
     objects.add_argument("--registry", help="path of an objects.yaml (default: config/objects.yaml)")
@@ -572,7 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--E", type=float, help="the cube's E in Pa (needed when it has several)")
     replay.add_argument("--mu", type=float, help="the cube's mu (needed when it has several)")
     replay.add_argument("--rule", choices=CLOSE_RULES, help="the cube's close rule (needed when it has several)")
-    replay.add_argument("--jaw", choices=JAWS, help="the cube's jaw (needed when it has several)")
+    replay.add_argument("--jaw", help="the cube's jaw (needed when it has several)")
     replay.add_argument("--config", metavar="CONFIG.yaml",
                         help="the study's config, for its fixed `sim` parameters (only for cubes without the "
                              "sim_params attribute)")
@@ -609,6 +649,9 @@ def build_parser() -> argparse.ArgumentParser:
     quality.add_argument("--no-noise", action="store_true", help="evaluate the recorded grasp pose unperturbed")
     quality.add_argument("--resolution", type=_positive_float, default=DEFAULT_RESOLUTION,
                          help="silhouette pixel size in m (default: %(default)g)")
+    quality.add_argument("--gripper", default="yumi", metavar="NAME|FILE",
+                         help="gripper description: pad width and opening (default: %(default)s; see `ipcgrasp grippers`)")
+    quality.set_defaults(jaw=None)
     quality.add_argument("--png", metavar="OUT.png", type=_output(".png"), help="picture of the first trial's evaluation")
     quality.set_defaults(func=_cmd_quality)
 
@@ -631,7 +674,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="pad-object friction, also the sampler's friction cones (default: %(default)g)")
     generate.add_argument("--close-rule", choices=CLOSE_RULES, default=defaults.close_rule,
                           help="when the gripper stops closing (default: %(default)s)")
-    generate.add_argument("--jaw", choices=JAWS, default=defaults.jaw, help="pad outline (default: %(default)s)")
+    _add_gripper_arguments(generate)
     generate.add_argument("--seed", type=_non_negative_int, default=0,
                           help="root seed of the sampler and the pose noise (default: %(default)s)")
     generate.add_argument("--critical-mass", action="store_true",

@@ -15,6 +15,7 @@ from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.own import MANIFEST, OwnDataError, import_trials, known_grippers
 from ipcgrasp.data.reach import list_objects, load_object, load_physical_grasps
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.grasp.description import shipped_grippers
 
 ROBUST = [1.0, 1.0, 0.0, 0.0, 1.0, 0.5]  # tests/conftest.py ROBUST_LABELS
 
@@ -34,7 +35,7 @@ def test_imported_trials_read_back_through_the_reach_loader_and_registry(own_tri
     assert np.array_equal(physical.object_poses[0], first["object_pose"])
     assert np.array_equal(physical.grasp_poses[0], first["gripper_pose"])
     assert np.array_equal(physical.grasp_poses[5], doc["trials"][10]["gripper_pose"])
-    assert manifest["gripper"] == "yumi_metal_spline" and manifest["objects"]["box_3cm"]["grasp_ids"] == list(range(6))
+    assert manifest["gripper"] == "yumi" and manifest["objects"]["box_3cm"]["grasp_ids"] == list(range(6))
     assert json.loads((dest / MANIFEST).read_text())["complete"] is True
 
 
@@ -45,7 +46,7 @@ def test_the_bundled_reach_cube_survives_a_round_trip_through_the_own_format(tmp
     except FileNotFoundError as exc:
         pytest.skip(f"no bundled REACH data: {exc}")
     original = load_physical_grasps(data, "cube_3cm")
-    trials = [{"object": "cube", "grasp": g, "gripper": "yumi_metal_spline", "success": int(r),
+    trials = [{"object": "cube", "grasp": g, "gripper": "yumi", "success": int(r),
                "object_pose": original.object_poses[g].tolist(), "gripper_pose": original.grasp_poses[g].tolist()}
               for g in range(original.n_grasps) for r in original.results[g]]
     source = tmp_path / "cube.json"
@@ -84,8 +85,8 @@ SHEARED = [[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
     (set_pose(4, "object_pose", [[1, 0, 0], [0, 1, 0]]), r"trials\[4\]\.object_pose: expected a 4x4.*fix:"),
     (set_pose(2, "success", 2), r"trials\[2\]\.success: must be 0 or 1.*got 2; fix: record 1 when"),
     (set_pose(2, "success", 0.5), r"trials\[2\]\.success: must be 0 or 1"),
-    (set_pose(1, "gripper", "robotiq_2f85"), r"trials\[1\]\.gripper: unknown gripper 'robotiq_2f85'; fix: use one of "
-                                             r"the grippers ipcgrasp simulates: yumi_metal_spline"),
+    (set_pose(1, "gripper", "robotiq_2f140"), r"trials\[1\]\.gripper: unknown gripper 'robotiq_2f140'; fix: use one "
+                                              r"of the grippers ipcgrasp simulates: franka_hand, robotiq_2f85, yumi"),
     (set_pose(0, "object", "mug"), r"trials\[0\]\.object: unknown object 'mug'; fix: use one of the names"),
     (lambda d: d["objects"]["box_3cm"].update(mass_kg=0), r"objects\.box_3cm\.mass_kg: must be a positive finite mass"),
     (lambda d: d["objects"]["box_3cm"].update(mass_kg=-1.0), r"objects\.box_3cm\.mass_kg: must be a positive"),
@@ -118,7 +119,7 @@ def test_a_mesh_with_a_hole_is_refused_and_every_problem_is_listed_at_once(own_t
     box.update_faces(np.arange(len(box.faces)) != 0)
     box.export(source.parent / "meshes" / "box_3cm.stl")
     doc["trials"][3]["success"] = "yes"
-    doc["trials"][7]["gripper"] = "franka_hand"
+    doc["trials"][7]["gripper"] = "franka"
     source.write_text(json.dumps(doc))
     with pytest.raises(OwnDataError) as error:
         import_trials(source, tmp_path / "own")
@@ -167,7 +168,7 @@ def test_the_import_never_touches_files_it_did_not_create(own_trials, tmp_path):
 
 
 def test_the_gripper_names_come_from_one_hook():
-    assert known_grippers() == ("yumi_metal_spline",)
+    assert known_grippers() == tuple(shipped_grippers()) and "yumi" in known_grippers()
 
 
 def test_cli_import_and_objects_marks_the_objects_with_local_data(own_trials, tmp_path, capsys):

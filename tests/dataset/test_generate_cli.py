@@ -87,7 +87,7 @@ def test_a_missing_mesh_is_exit_2(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("bad", [["--mass", "0"], ["--n", "0"], ["--trials", "0"], ["--seed", "-1"],
-                                 ["--jaw", "square"]])
+                                 ["--close-rule", "energy"]])
 def test_bad_arguments_are_exit_2(box_mesh, tmp_path, capsys, bad):
     argv = {"--mesh": str(box_mesh), "--mass": "0.05", "--n": "1", "--out": str(tmp_path / "o")}
     argv.update(dict(zip(bad[::2], bad[1::2])))

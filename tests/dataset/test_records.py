@@ -150,7 +150,7 @@ class FakeSimulator:
     def __init__(self, fail_at=None, error=None):
         self.calls, self.fail_at, self.error = [], fail_at, error
 
-    def __call__(self, obj, object_pose, grasp_pose, params=None, seed=0, record=()):
+    def __call__(self, obj, object_pose, grasp_pose, params=None, seed=0, record=(), gripper=None):
         self.calls.append({"seed": seed, "grasp_pose": grasp_pose, "record_frames": "frames" in record})
         if len(self.calls) == self.fail_at:
             raise self.error

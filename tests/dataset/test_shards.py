@@ -13,7 +13,7 @@ import trimesh
 from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import generate_dataset
-from ipcgrasp.dataset.shards import merge_shards, n_shards, shard_grasps
+from ipcgrasp.dataset.shards import generation_inputs, merge_shards, n_shards, shard_grasps
 
 N, TRIALS, SEED = 3, 1, 4
 RUN_FIELDS = {"created", "wall_time"}
@@ -78,3 +78,14 @@ def test_sharded_generate_writes_the_single_process_records_and_index(executor, 
     (out / "grasp_0001.json").unlink()
     with pytest.raises(ValueError, match="grasp_0001.json: missing"):
         merge_shards(out, sorted((out / "shards").iterdir()))
+
+
+def test_a_generation_config_carries_its_gripper_and_pad(mesh):
+    config = {"mesh": str(mesh), "mass": 0.03, "n": 1, "out": "unused", "gripper": "franka_hand",
+              "jaw": "rectangular"}
+    _, params, gripper = generation_inputs(config)
+    assert (gripper.name, gripper.pad_kind, params.jaw) == ("franka_hand", "rectangular", "rectangular")
+    _, params, gripper = generation_inputs({**config, "gripper": "yumi", "jaw": None})
+    assert gripper.name == "yumi" and params.jaw == gripper.pad_kind
+    with pytest.raises(ValueError, match="robotiq_2f85"):  # the error lists the shipped grippers
+        generation_inputs({**config, "gripper": "robotiq_2f140"})

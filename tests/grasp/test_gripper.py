@@ -9,7 +9,9 @@ from scipy.spatial.transform import Rotation
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_physical_grasps
 from ipcgrasp.geometry import pad_outline
-from ipcgrasp.grasp.gripper import YUMI_TOOLTIP_TRANSFORMS, Gripper, GripperFormatError
+import dataclasses
+
+from ipcgrasp.grasp.gripper import Gripper, GripperFormatError
 from ipcgrasp.grasp.scene import mesh_distance, place_scene
 
 MM = 1e-3
@@ -50,42 +52,42 @@ def _random_pose(rng):
 
 
 def test_yaml_and_default_match_data_md(data_dir, yumi):
-    from_file = Gripper.from_yaml(data_dir / "yumi_meshes" / "yumi_metal_spline.yaml")
+    from_file = Gripper.read_tooltip_yaml(data_dir / "yumi_meshes" / "yumi_metal_spline.yaml")
     for i, (rotation, translation) in enumerate(DATA_MD_TOOLTIPS):
         expected = np.eye(4)
         expected[:3, :3], expected[:3, 3] = rotation, translation
-        assert np.array_equal(from_file.tooltip_transforms[i], expected)
+        assert np.array_equal(from_file[i], expected)
         assert np.array_equal(yumi.tooltip_transforms[i], expected)
-    assert from_file.name == yumi.name == "yumi_metal_spline"
+    assert yumi.name == "yumi"
     assert yumi.max_opening == pytest.approx(50 * MM, abs=1e-15)
     assert np.array_equal(yumi.closing_directions, [[1, 0, 0], [-1, 0, 0]])
     assert not yumi.tooltip_transforms.flags.writeable
 
 
-def test_from_yaml_reports_malformed_files(tmp_path):
+def test_read_tooltip_yaml_reports_malformed_files(tmp_path):
     missing = tmp_path / "missing.yaml"
     missing.write_text("type: ParallelJawGripper\nparams: {name: x}\n")
     with pytest.raises(GripperFormatError, match="tooltip_poses"):
-        Gripper.from_yaml(missing)
+        Gripper.read_tooltip_yaml(missing)
     skewed = tmp_path / "skewed.yaml"
     pose = "{params: {rotation: [[1, 0, 0], [0, 1, 0.5], [0, 0, 1]], translation: [0, 0, 0]}}"
     skewed.write_text(f"params:\n  tooltip_poses: [{pose}, {pose}]\n")
     with pytest.raises(GripperFormatError, match="not a rigid transform"):
-        Gripper.from_yaml(skewed)
+        Gripper.read_tooltip_yaml(skewed)
 
 
-def test_constructor_rejects_jaws_that_do_not_face_each_other():
-    same_direction = np.array(YUMI_TOOLTIP_TRANSFORMS)
+def test_constructor_rejects_jaws_that_do_not_face_each_other(yumi):
+    same_direction = np.array(yumi.tooltip_transforms)
     same_direction[1] = same_direction[0]
     same_direction[1, :3, 3] = [0.025, 0.0, 0.16]
     with pytest.raises(ValueError, match="opposite"):
-        Gripper(same_direction)
-    facing_away = np.array(YUMI_TOOLTIP_TRANSFORMS)
+        dataclasses.replace(yumi, tooltip_transforms=same_direction)
+    facing_away = np.array(yumi.tooltip_transforms)
     facing_away[:, :3, :3] = facing_away[::-1, :3, :3]
     with pytest.raises(ValueError, match="point at tooltip 1"):
-        Gripper(facing_away)
-    with pytest.raises(ValueError, match="pad kind"):
-        Gripper(YUMI_TOOLTIP_TRANSFORMS, pad_kind="square")
+        dataclasses.replace(yumi, tooltip_transforms=facing_away)
+    with pytest.raises(ValueError, match="has no pad 'square'.*rounded, rectangular"):
+        Gripper.yumi(pad_kind="square")
 
 
 def test_tooltips_face_each_other_and_open_symmetrically(yumi):
@@ -132,13 +134,16 @@ def test_place_pads_puts_front_faces_opening_apart_with_backings_behind(yumi):
     assert Gripper.yumi(pad_kind="rectangular").place_pads(grasp)[0].pad.kind == "rectangular"
 
 
-def test_closing_speed_follows_data_md():
-    assert Gripper.closing_speed(50 * MM) == pytest.approx(12.5 * MM)
-    assert Gripper.closing_speed(40 * MM) == pytest.approx(10 * MM)
-    assert Gripper.closing_speed(30 * MM) == 10 * MM
-    assert Gripper.closing_speed(80 * MM, min_speed=0.0, closing_time=1.0) == pytest.approx(40 * MM)
+def test_closing_speed_follows_data_md(yumi):
+    assert yumi.closing_speed(50 * MM, 2.0) == pytest.approx(12.5 * MM)
+    assert yumi.closing_speed(40 * MM, 2.0) == pytest.approx(10 * MM)
+    assert yumi.closing_speed(30 * MM, 2.0) == 10 * MM
+    assert yumi.closing_speed(80 * MM, 1.0) == pytest.approx(40 * MM)  # no cap: the original rule
+    franka = Gripper.from_description("franka_hand")
+    assert franka.closing_speed(80 * MM, 0.1) == 50 * MM  # its fastest, 50 mm/s per finger
+    assert franka.closing_speed(10 * MM, 2.0) == 10 * MM
     with pytest.raises(ValueError):
-        Gripper.closing_speed(-1.0)
+        yumi.closing_speed(-1.0, 2.0)
 
 
 def test_jaw_distances_include_the_backing_plate(yumi):

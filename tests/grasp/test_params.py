@@ -18,7 +18,7 @@ def test_every_field_has_a_default_matching_the_data_sheet():
     p = SimParams()
     assert (p.E, p.mu, p.close_force, p.dt) == (1e8, 0.4, 20.0, 0.02)
     assert (p.noise_translation, p.noise_rotation, p.contact_tol) == (1e-3, 3e-3, 5e-4)
-    assert (p.lift_speed, p.lift_height) == (0.025, 0.02)
+    assert (p.lift_speed, p.max_grip_force, p.lift_height) == (None, None, 0.02)  # None: the gripper's
     assert p.close_rule in CLOSE_RULES and p.jaw in JAWS
     assert set(SimParams.field_names()) == {f.name for f in dataclasses.fields(SimParams)}
 
@@ -66,7 +66,7 @@ def test_poisson_ratio_bounds():
 
 
 @pytest.mark.parametrize("field, value", [("close_rule", "Force"), ("close_rule", "energy"),
-                                          ("jaw", "square"), ("jaw", "")])
+                                          ("jaw", "Square"), ("jaw", "")])
 def test_unknown_choices_rejected_with_the_choices(field, value):
     with pytest.raises(ValueError, match=rf"SimParams\.{field}\b") as info:
         SimParams(**{field: value})

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ipcgrasp.grasp.params import CLOSE_RULES, FIELD_CHOICES, FIELD_RANGES, FLAGS, JAWS, SimParams
+from ipcgrasp.grasp.params import CLOSE_RULES, FIELD_CHOICES, FIELD_RANGES, FLAGS, NAME_FIELDS, SimParams
 from ipcgrasp.study.config import ConfigError, check_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,7 +23,8 @@ SCHEMA_FIELDS = {
     ("baselines", "penalty", "margin", "[]"): "penalty_margin",
     ("baselines", "penalty", "clusters"): "penalty_clusters",
 }
-SCHEMA_CHOICES = {("grid", "jaws", "[]"): JAWS, ("calibration", "jaw"): JAWS, ("grid", "rules", "[]"): CLOSE_RULES}
+SCHEMA_CHOICES = {("grid", "rules", "[]"): CLOSE_RULES}
+SCHEMA_NAMES = {("grid", "jaws", "[]"): "jaw", ("calibration", "jaw"): "jaw"}
 
 
 def schema_node(path):
@@ -34,7 +35,7 @@ def schema_node(path):
 
 
 def test_every_simparams_field_has_exactly_one_rule():
-    tables = [set(FIELD_RANGES), set(FIELD_CHOICES), set(FLAGS)]
+    tables = [set(FIELD_RANGES), set(FIELD_CHOICES), set(NAME_FIELDS), set(FLAGS)]
     assert set.union(*tables) == set(SimParams.field_names())
     assert sum(map(len, tables)) == len(SimParams.field_names())
 
@@ -42,17 +43,23 @@ def test_every_simparams_field_has_exactly_one_rule():
 @pytest.mark.parametrize("path", sorted(SCHEMA_FIELDS), ids=".".join)
 def test_the_schema_range_is_the_simparams_range(path):
     node, interval = schema_node(path), FIELD_RANGES[SCHEMA_FIELDS[path]]
-    assert node["type"] == ("integer" if interval.integer else "number")
+    kind = "integer" if interval.integer else "number"
+    assert node["type"] == kind or (interval.optional and node["type"] == [kind, "null"])
     low_key, high_key = ("exclusiveMinimum" if interval.open_low else "minimum",
                          "exclusiveMaximum" if interval.open_high else "maximum")
     assert (node.get(low_key), node.get(high_key)) == (interval.low, interval.high), node
-    if "default" in node:  # scalars; an array's items have none
+    if node.get("default") is not None:  # scalars; an array's items have none; null: the gripper's
         assert interval.contains(node["default"])
 
 
 @pytest.mark.parametrize("path", sorted(SCHEMA_CHOICES), ids=".".join)
 def test_the_schema_choices_are_the_simparams_choices(path):
     assert tuple(schema_node(path)["enum"]) == SCHEMA_CHOICES[path]
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMA_NAMES), ids=".".join)
+def test_the_schema_name_pattern_is_the_simparams_pattern(path):
+    assert schema_node(path)["pattern"] == NAME_FIELDS[SCHEMA_NAMES[path]].pattern
 
 
 def test_the_schema_exposes_only_simparams_fields_under_sim():
@@ -78,3 +85,23 @@ def test_a_bad_value_is_named_by_its_key_path(path, value, message):
     config[path[0]][path[1]] = value
     with pytest.raises(ConfigError, match=message):
         check_config(config)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("gripper", "franka", r"config gripper: unknown gripper 'franka'; fix: use one of the shipped grippers "
+                          r"\(franka_hand, robotiq_2f85, yumi\)"),
+    ("calibration", {"jaw": "oval"}, r"config calibration\.jaw = 'oval': the gripper 'yumi' has no such pad; fix: "
+                                     r"use one of its pads \(rounded, rectangular\)"),
+])
+def test_the_gripper_and_its_pads_are_checked(key, value, message):
+    config = default_config()
+    config[key] = {**config[key], **value} if isinstance(value, dict) else value
+    with pytest.raises(ConfigError, match=message):
+        check_config(config)
+
+
+def test_another_gripper_runs_without_the_yumi_only_baselines():
+    config = {**default_config(), "gripper": "robotiq_2f85"}
+    with pytest.raises(ConfigError, match="baselines model the YuMi"):
+        check_config(config)
+    check_config({**config, "evaluation": {**config["evaluation"], "models": []}})

@@ -64,7 +64,8 @@ class FakePhysical:
 def test_a_trial_that_raises_is_recorded_as_solver_failure(monkeypatch):
     calls = []
 
-    def fake_simulate(obj, object_pose, grasp_pose, params, seed):
+    def fake_simulate(obj, object_pose, grasp_pose, params, seed, gripper):
+        assert gripper.name == "yumi" and gripper.pad_kind == params.jaw
         calls.append(seed)
         if len(calls) == 2:
             raise np.linalg.LinAlgError("singular matrix")

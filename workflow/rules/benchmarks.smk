@@ -18,6 +18,7 @@ rule benchmark_resolution:
         mu=CALIBRATION["sensitivity_mu"],
         jaw=CALIBRATION["jaw"],
         sim=SIM,
+        gripper=GRIPPER,
         trials=config["benchmarks"]["trials"],
         seed=SEED,
     log:

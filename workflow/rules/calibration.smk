@@ -12,6 +12,7 @@ rule calibration:
         E=CALIBRATION_E,
         jaw=CALIBRATION["jaw"],
         sim=SIM,
+        gripper=GRIPPER,
     log:
         "results/logs/calibration.log",
     benchmark:
@@ -40,6 +41,7 @@ rule psi_sensitivity_cell:
         mu=CALIBRATION["sensitivity_mu"],
         jaw=CALIBRATION["jaw"],
         sim=SIM,
+        gripper=GRIPPER,
         trials=TRIALS,
         seed=SEED,
     log:

@@ -33,6 +33,7 @@ REGISTRY = config["registry"]
 SEED = config["seed"]
 TRIALS = config["trials"]
 SIM = config["sim"]
+GRIPPER = config["gripper"]  # a shipped description's name or a description file (docs/grippers.md)
 CALIBRATION = config["calibration"]
 GRID = config["grid"]
 EVALUATION = config["evaluation"]
@@ -66,7 +67,7 @@ def one_of(names):
 
 
 wildcard_constraints:
-    jaw="|".join(["rounded", "rectangular"]),
+    jaw=one_of(sorted({*GRID["jaws"], CALIBRATION["jaw"]})),
     rule="psi|force",
     E=r"[0-9.]+(e-?[0-9]+)?",
     mu=r"[0-9.]+(e-?[0-9]+)?",

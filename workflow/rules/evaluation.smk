@@ -16,6 +16,7 @@ rule evaluation_simulation:
     params:
         data_dir=str(DATA_DIR),
         sim=SIM,
+        gripper=GRIPPER,
         critical_mass=EVALUATION["critical_mass"],
         trials=TRIALS,
         seed=SEED,

@@ -21,6 +21,7 @@ rule grid_cell:
         mu=lambda wc: float(wc.mu),
         E_ref=CALIBRATION["E_ref"],
         sim=SIM,
+        gripper=GRIPPER,
         trials=TRIALS,
         seed=SEED,
     log:

@@ -12,6 +12,7 @@ rule meshes:
         data_dir=str(DATA_DIR),
         objects=OBJECTS,
         pad_resolution=SIM["pad_resolution"],
+        gripper=GRIPPER,
     log:
         "results/logs/meshes.log",
     script:

@@ -16,5 +16,5 @@ obj, physical = load_study_object(p.data_dir, p.object, load_registry(sm.input.r
 grasp = load_split(sm.input.split)["training"][p.object][0]
 cell = resolution_cell(obj, physical, grasp, p.subdivisions, params, p.trials, p.seed,
                        scalars={"object": p.object, "jaw": p.jaw, "rule": "force", "E": p.E, "mu": p.mu},
-                       attrs={**provenance_attrs(sm.config, p.seed), "stage": "benchmarks"}, log=print)
+                       attrs={**provenance_attrs(sm.config, p.seed), "stage": "benchmarks"}, log=print, gripper=p.gripper)
 write_netcdf_atomic(cell, sm.output[0])

@@ -21,5 +21,5 @@ grasps = load_split(sm.input.split)["heldout"][name]
 cell = simulate_cell(obj, physical, grasps, params, p.trials, p.seed,
                      scalars={"model": "ipcgrasp", "object": name, "jaw": params.jaw, "rule": params.close_rule,
                               "E": params.E, "mu": params.mu},
-                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "evaluation"}, log=print)
+                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "evaluation"}, log=print, gripper=p.gripper)
 write_netcdf_atomic(cell, sm.output[0])

@@ -22,5 +22,5 @@ obj, physical = load_study_object(p.data_dir, wc.object, load_registry(sm.input.
 grasps = load_split(sm.input.split)["training"][wc.object]
 cell = simulate_cell(obj, physical, grasps, params, p.trials, p.seed,
                      scalars={"jaw": wc.jaw, "rule": wc.rule, "E": p.E, "mu": p.mu, "object": wc.object},
-                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "grid"}, log=print)
+                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "grid"}, log=print, gripper=p.gripper)
 write_netcdf_atomic(cell, sm.output[0])

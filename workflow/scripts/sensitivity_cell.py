@@ -22,5 +22,5 @@ grasps = load_split(sm.input.split)["training"][sm.wildcards.object]
 cell = simulate_cell(obj, physical, grasps, params, p.trials, p.seed,
                      scalars={"factor": p.factor, "object": sm.wildcards.object, "jaw": p.jaw, "rule": "psi",
                               "E": p.E_ref, "mu": p.mu},
-                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "psi_sensitivity"}, log=print)
+                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "psi_sensitivity"}, log=print, gripper=p.gripper)
 write_netcdf_atomic(cell, sm.output[0])

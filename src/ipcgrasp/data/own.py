@@ -7,7 +7,7 @@ in one world frame whose z axis points up, against gravity; the table may be at 
 
     {"format": "ipcgrasp-physical-trials", "version": 1,
      "objects": {"box_3cm": {"mesh": "meshes/box.stl", "mass_kg": 0.003, "split": "training"}},
-     "trials": [{"object": "box_3cm", "grasp": 0, "gripper": "yumi_metal_spline",
+     "trials": [{"object": "box_3cm", "grasp": 0, "gripper": "yumi",
                  "object_pose": [[...], [...], [...], [0, 0, 0, 1]],
                  "gripper_pose": [[...], [...], [...], [0, 0, 0, 1]], "success": 1}, ...]}
 
@@ -75,14 +75,11 @@ MAX_REPORTED = 25
 
 
 def known_grippers() -> tuple[str, ...]:
-    """Gripper names a trial's `gripper` may take: the grippers ipcgrasp can simulate.
+    """Gripper names a trial's `gripper` may take: the shipped gripper descriptions
+    (`grasp.description.shipped_grippers`, `ipcgrasp grippers`)."""
+    from ipcgrasp.grasp.description import shipped_grippers
 
-    The one place the import asks which grippers exist (today the ABB YuMi's description,
-    `grasp.gripper.Gripper`'s default name); point it at the gripper registry when there is one.
-    """
-    from ipcgrasp.grasp.gripper import Gripper
-
-    return (Gripper.name,)
+    return tuple(shipped_grippers())
 
 
 class OwnDataError(ValueError):

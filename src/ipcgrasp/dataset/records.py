@@ -270,8 +270,9 @@ class Generation:
 def _run_trial(job) -> tuple[GraspResult, str]:
     """One trial in a worker (or in-process) through the trial runner: (result without frames,
     note on the picture: empty when `picture` was written or not asked for)."""
-    obj, object_pose, grasp_pose, params, seed, picture, caption = job
-    result = run_trial(obj, object_pose, grasp_pose, params, seed, record="frames" if picture is not None else ())
+    obj, object_pose, grasp_pose, params, seed, picture, caption, gripper = job
+    result = run_trial(obj, object_pose, grasp_pose, params, seed, record="frames" if picture is not None else (),
+                       gripper=gripper)
     note = ""
     if picture is not None:
         note = _picture(result, picture, caption)
@@ -297,7 +298,8 @@ def _picture(result: GraspResult, path: str, caption: str) -> str:
 def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: SimParams | None = None,
                      n_trials: int = 5, seed: int = 0, workers: int = 1, images: bool = True,
                      sampler: SamplerSettings | None = None, mesh: str | os.PathLike | None = None,
-                     on_start=None, on_trial=None, grasps: range | None = None) -> Generation:
+                     on_start=None, on_trial=None, grasps: range | None = None,
+                     gripper: Gripper | None = None) -> Generation:
     """Sample `n` antipodal grasps on `obj` (resting in its most stable pose; sampler friction
     params.mu unless `sampler` says otherwise), simulate `n_trials` perturbed trials of each
     (trial k of grasp i with seed trial_seed(seed, i, k), in `workers` processes) and write the
@@ -306,7 +308,8 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
     Grasps that already have a record in `out` are skipped; `out` must have been made with the
     same object, seed, trials and settings (RecordError otherwise). `on_start(pending_trials)`
     is called once before simulating, `on_trial(index, result)` as each trial finishes.
-    Raises RecordError when the sampler finds no grasp at all.
+    Raises RecordError when the sampler finds no grasp at all. `gripper`: the gripper sampled for
+    and simulated, carrying the pad params.jaw (None: the YuMi).
 
     `grasps` (a range of grasp indices) simulates only those of the sampled grasps and leaves
     index.csv alone: one shard of a sharded run (`dataset.shards`), whose records are the ones
@@ -315,7 +318,7 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
     started = time.perf_counter()
     params = params or SimParams()
     sampler = sampler or SamplerSettings(mu=params.mu)
-    gripper = Gripper.yumi(pad_kind=params.jaw, pad_resolution=params.pad_resolution)
+    gripper = gripper or Gripper.yumi(pad_kind=params.jaw, pad_resolution=params.pad_resolution)
     if not (isinstance(n_trials, int) and n_trials >= 1 and isinstance(workers, int) and workers >= 1):
         raise ValueError(f"n_trials and workers must be positive integers, got {n_trials!r} and {workers!r}")
     directory = Path(out)
@@ -341,7 +344,7 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
     pending = [i for i in chosen if i not in records]
     jobs = [(i, k, (obj, sampling.object_pose, sampling.candidates[i].grasp_pose, params, trial_seed(seed, i, k),
                     str(directory / f"{record_stem(i)}.png") if images and k == 0 else None,
-                    f"{obj.name} grasp {i}"))
+                    f"{obj.name} grasp {i}", gripper))
             for i in pending for k in range(n_trials)]
     if on_start:
         on_start(len(jobs))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ipcgrasp.dataset.records import RecordError, generate_dataset, read_records, record_stem, write_index
 from ipcgrasp.grasp.object import GraspObject
+from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.io import write_json_atomic
 
@@ -29,9 +30,9 @@ __all__ = ["PARAM_KEYS", "SHARD_DIR", "generation_inputs", "merge_shards", "n_sh
            "shard_path"]
 
 SHARD_DIR = "shards"
-PARAM_KEYS = ("E", "mu", "close_rule", "jaw", "critical_mass")
+PARAM_KEYS = ("E", "mu", "close_rule", "critical_mass")
 """SimParams fields a generation config may set (the rest keep SimParams' defaults, as in
-`ipcgrasp generate`)."""
+`ipcgrasp generate`); the pad (SimParams.jaw) is the gripper's pad variant `jaw`."""
 
 
 def n_shards(n: int, shard_size: int) -> int:
@@ -54,23 +55,26 @@ def shard_path(out: str | os.PathLike, shard: int) -> Path:
     return Path(out) / SHARD_DIR / f"shard_{shard:04d}.json"
 
 
-def generation_inputs(config: Mapping) -> tuple[GraspObject, SimParams]:
-    """The object (config mesh in m, mass in kg, name) and trial parameters (PARAM_KEYS set and
-    not null) of a generation config (workflow/schemas/generate.schema.yaml)."""
+def generation_inputs(config: Mapping) -> tuple[GraspObject, SimParams, Gripper]:
+    """The object (config mesh in m, mass in kg, name), trial parameters (PARAM_KEYS set and not
+    null) and gripper (config gripper: a shipped name or a description file, with pad variant
+    jaw) of a generation config (workflow/schemas/generate.schema.yaml)."""
     obj = GraspObject.from_file(config["mesh"], config["mass"], name=config.get("name") or None)
-    params = SimParams(**{key: config[key] for key in PARAM_KEYS if config.get(key) is not None})
-    return obj, params
+    gripper = Gripper.from_description(config.get("gripper"), config.get("jaw"))
+    params = SimParams(jaw=gripper.pad_kind,
+                       **{key: config[key] for key in PARAM_KEYS if config.get(key) is not None})
+    return obj, params, gripper
 
 
 def run_shard(config: Mapping, shard: int, log=None) -> dict:
     """Simulate shard `shard` of the generation `config` (keys of generate.schema.yaml: mesh, mass,
     name, out, n, trials, seed, images, shard_size and PARAM_KEYS), write its records into
     config["out"] and its summary (`shard_path`), and return the summary."""
-    obj, params = generation_inputs(config)
+    obj, params, gripper = generation_inputs(config)
     grasps = shard_grasps(config["n"], config["shard_size"], shard)
     generation = generate_dataset(obj, config["out"], config["n"], params, n_trials=config["trials"],
                                   seed=config["seed"], workers=1, images=config["images"], mesh=config["mesh"],
-                                  grasps=grasps, on_trial=(lambda i, r: log(f"grasp {i}: {r}")) if log else None)
+                                  grasps=grasps, gripper=gripper, on_trial=(lambda i, r: log(f"grasp {i}: {r}")) if log else None)
     summary = {"shard": shard, "grasps": [grasps.start, grasps.stop], "candidates": len(generation.sampling.candidates),
                "attempts": generation.sampling.attempts, "written": generation.written,
                "skipped": generation.skipped, "wall_time": generation.wall_time}

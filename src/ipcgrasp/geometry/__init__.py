@@ -10,8 +10,8 @@ from ipcgrasp.geometry.mesh import (
     mass_properties,
     validate_mesh,
 )
-from ipcgrasp.geometry.pads import PAD_KINDS, backing_plate, pad_outline, pad_surface
-from ipcgrasp.geometry.tetra import PadMesh, TetMeshError, make_pad, tet_volumes, tetrahedralize
+from ipcgrasp.geometry.pads import PAD_KINDS, PadShape, backing_plate, pad_outline, pad_surface
+from ipcgrasp.geometry.tetra import PadMesh, TetMeshError, make_pad, shape_pad, surface_pad, tet_volumes, tetrahedralize
 
 __all__ = [
     "MassProperties",
@@ -20,6 +20,7 @@ __all__ = [
     "MeshReport",
     "PAD_KINDS",
     "PadMesh",
+    "PadShape",
     "TetMeshError",
     "backing_plate",
     "load_object_mesh",
@@ -27,6 +28,8 @@ __all__ = [
     "mass_properties",
     "pad_outline",
     "pad_surface",
+    "shape_pad",
+    "surface_pad",
     "tet_volumes",
     "tetrahedralize",
     "validate_mesh",

@@ -13,7 +13,7 @@ import tetgen
 import trimesh
 
 from ipcgrasp.engine.tetmesh import boundary_faces
-from ipcgrasp.geometry.pads import ARC_SEGMENTS, PAD_SCALE, PAD_THICKNESS, _check_kind, pad_surface
+from ipcgrasp.geometry.pads import ARC_SEGMENTS, PAD_SCALE, PAD_THICKNESS, PadShape
 
 DEFAULT_PAD_RESOLUTION = 3e-3
 """Default target tet edge length of the pads (m): about 570 tets / 210 nodes for the rounded pad,
@@ -128,7 +128,7 @@ class PadMesh:
 
     nodes (n, 3) rest positions (m); tets (T, 4) positively oriented; surface_faces (F, 3)
     outward-oriented boundary triangles indexing `nodes`; back_nodes the indices of the nodes on
-    the back face z = -thickness (glued to the backing plate); kind "rounded" or "rectangular";
+    the back face z = -thickness (glued to the backing plate); kind "rounded", "rectangular" or "mesh";
     dimensions (length along x, width along y, thickness along z) in m.
     """
 
@@ -152,25 +152,36 @@ class PadMesh:
 def make_pad(kind: str = "rounded", resolution: float = DEFAULT_PAD_RESOLUTION,
              scale: float = PAD_SCALE, thickness: float = PAD_THICKNESS,
              arc_segments: int = ARC_SEGMENTS) -> PadMesh:
-    """Generate and tetrahedralise a pad (`pad_surface` parameters; thickness before the scale).
+    """Generate and tetrahedralise the YuMi pad (`pad_surface` parameters; thickness before the
+    scale); `shape_pad` for any `PadShape`."""
+    return shape_pad(PadShape(kind, thickness=thickness, scale=scale, arc_segments=arc_segments), resolution)
 
-    `resolution` is the target tet edge length (m); TetGen's volume bound is that of the regular
-    tet with this edge, resolution^3 / (6 sqrt 2), with min dihedral 10 degrees and radius-edge
-    ratio 1.5 (DESIGN.md section 9). The result is deterministic, so it is cached; its arrays
-    are read-only (copy them to modify).
+
+def shape_pad(shape: PadShape, resolution: float = DEFAULT_PAD_RESOLUTION) -> PadMesh:
+    """Tetrahedralise the pad `shape` at the target tet edge length `resolution` (m).
+
+    TetGen's volume bound is that of the regular tet with this edge, resolution^3 / (6 sqrt 2),
+    with min dihedral 10 degrees and radius-edge ratio 1.5 (DESIGN.md section 9). The result is
+    deterministic, so it is cached; its arrays are read-only (copy them to modify).
     """
-    return _make_pad_cached(kind, float(resolution), float(scale), float(thickness), int(arc_segments))
+    if not isinstance(shape, PadShape):
+        raise TypeError(f"shape must be a PadShape, got {type(shape).__name__}")
+    return _shape_pad_cached(shape, float(resolution))
 
 
 @functools.lru_cache(maxsize=16)
-def _make_pad_cached(kind: str, resolution: float, scale: float, thickness: float,
-                     arc_segments: int) -> PadMesh:
-    _check_kind(kind)
+def _shape_pad_cached(shape: PadShape, resolution: float) -> PadMesh:
+    return surface_pad(shape.surface(), shape.kind, resolution)
+
+
+def surface_pad(surface: trimesh.Trimesh, kind: str, resolution: float = DEFAULT_PAD_RESOLUTION) -> PadMesh:
+    """Tetrahedralise a closed pad surface given in the tooltip frame (front face z = 0, the solid
+    at z <= 0, its flat back face the lowest z, glued to the backing plate) at the target tet edge
+    length `resolution` (m, as `shape_pad`); `kind` names it (e.g. "rounded", "mesh")."""
     if not resolution > 0.0:
         raise ValueError(f"resolution (target edge length, m) must be positive, got {resolution}")
-    surface = pad_surface(kind, scale, thickness, arc_segments)
     nodes, tets = tetrahedralize(surface, max_volume=resolution**3 / (6.0 * np.sqrt(2.0)))
-    depth = thickness * scale
+    depth = float(surface.bounds[1, 2] - surface.bounds[0, 2])
     back_nodes = np.flatnonzero(nodes[:, 2] <= nodes[:, 2].min() + 1e-6 * depth)
     length, width, _ = surface.extents
     surface_faces = boundary_faces(tets, nodes)

@@ -1,12 +1,14 @@
-"""Parallel-jaw gripper description: where the two jaws (compliant pad + rigid backing plate) sit
-for a grasp pose and a jaw opening (DATA.md section 3), how far to open them before a trial and
-how fast to close them (DATA.md section 4).
+"""Parallel-jaw gripper: where the two jaws (compliant pad + rigid backing plate, optionally a
+rigid finger) sit for a grasp pose and a jaw opening (DATA.md section 3), how far to open them
+before a trial and how fast to close them (DATA.md section 4). A Gripper is built from a
+description file (`Gripper.from_description`, `grasp.description`, docs/grippers.md); the YuMi
+is the shipped `yumi` description.
 
 Frames: the gripper frame is the recorded grasp pose; each jaw has a tooltip frame (x along the
 gripper z axis, z the jaw's closing direction, pointing at the other jaw) in which the pad's
-front face is the plane z = 0 and the pad and backing plate are defined (`geometry.pads`).
-World tooltip pose = grasp @ T_tooltip. The jaw opening is the gap between the two pads' front
-faces, (p_1 - p_0) . z_0 for tooltip origins p_i and closing direction z_0.
+front face is the plane z = 0 and the pad, backing plate and finger are defined. World tooltip
+pose = grasp @ T_tooltip. The jaw opening is the gap between the two pads' front faces,
+(p_1 - p_0) . z_0 for tooltip origins p_i and closing direction z_0.
 """
 
 from __future__ import annotations
@@ -19,27 +21,12 @@ import numpy as np
 import trimesh
 import yaml
 
-from ipcgrasp.geometry import PAD_KINDS, PadMesh, backing_plate, make_pad
-from ipcgrasp.geometry.tetra import DEFAULT_PAD_RESOLUTION
+from ipcgrasp.geometry import PadMesh, backing_plate
+from ipcgrasp.geometry.pads import PadShape
+from ipcgrasp.geometry.tetra import DEFAULT_PAD_RESOLUTION, shape_pad, surface_pad
+from ipcgrasp.grasp.description import GripperDescription, GripperDescriptionError, load_description, tooltip_frames
 from ipcgrasp.grasp.scene import mesh_distance
 
-YUMI_TOOLTIP_TRANSFORMS = np.array([
-    [[0.0, 0.0, 1.0, -0.025],
-     [0.0, -1.0, 0.0, -0.000011],
-     [1.0, 0.0, 0.0, 0.160098],
-     [0.0, 0.0, 0.0, 1.0]],
-    [[0.0, 0.0, -1.0, 0.025],
-     [0.0, 1.0, 0.0, 0.000011],
-     [1.0, 0.0, 0.0, 0.160098],
-     [0.0, 0.0, 0.0, 1.0]],
-])
-"""ABB YuMi tooltip frames in the gripper frame (`yumi_metal_spline.yaml`, DATA.md section 3):
-50 mm apart along the gripper x axis, 160.098 mm along its z axis."""
-YUMI_TOOLTIP_TRANSFORMS.flags.writeable = False
-MIN_CLOSING_SPEED = 0.01
-"""Slowest closing speed of each backing (m/s; DATA.md section 4)."""
-CLOSING_TIME = 2.0
-"""Simulated time in which each backing would cover half the opening (s; DATA.md section 4)."""
 RIGID_TOLERANCE = 1e-6
 NANOMETRE = 1e-9
 """Margin (m) against rounding where distances are compared with a clearance."""
@@ -47,6 +34,41 @@ NANOMETRE = 1e-9
 
 class GripperFormatError(ValueError):
     """A gripper description file is missing a field or holds a non-rigid tooltip transform."""
+
+
+@dataclass(frozen=True, eq=False)
+class MeshPad:
+    """A user's own closed pad surface in the tooltip frame (front face z = 0, the pad behind it),
+    from the description file `source`; tetrahedralised like the parametric pads."""
+
+    surface: trimesh.Trimesh
+    source: str
+
+    @property
+    def depth(self) -> float:
+        """Pad thickness along z (m): the back face is z = -depth."""
+        return float(-self.surface.bounds[0, 2])
+
+
+@dataclass(frozen=True)
+class BackingPlate:
+    """The rigid plate behind each pad (tooltip frame, m): x in [x_min, x_max], width along y,
+    `thickness` along z, its front face `gap` behind the pad's back face."""
+
+    x_min: float
+    x_max: float
+    width: float
+    thickness: float
+    gap: float = 0.0
+
+    def mesh(self, pad: PadShape | MeshPad) -> trimesh.Trimesh:
+        """The plate as a box behind `pad` (`geometry.backing_plate`, a new mesh each call)."""
+        if isinstance(pad, PadShape):
+            scale, depth = pad.scale, pad.thickness
+        else:
+            scale, depth = 1.0, pad.depth
+        return backing_plate(scale=scale, thickness=depth, gap=self.gap, x_range=(self.x_min, self.x_max),
+                             half_width=0.5 * self.width, plate_thickness=self.thickness)
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,7 +90,7 @@ class JawPlacement:
         return trimesh.transform_points(self.pad.nodes, self.pose)
 
     def backing_vertices(self) -> np.ndarray:
-        """World positions of the backing plate's vertices (8, 3), m."""
+        """World positions of the rigid jaw's vertices (backing plate and finger), m."""
         return trimesh.transform_points(self.backing.vertices, self.pose)
 
 
@@ -86,20 +108,27 @@ class JawClearance:
 
 @dataclass(frozen=True, eq=False)
 class Gripper:
-    """A parallel-jaw gripper with a compliant pad on a rigid backing plate per jaw.
+    """A parallel-jaw gripper with a compliant pad on a rigid backing plate (and optionally a rigid
+    finger) per jaw, usually built from a description file (`from_description`, docs/grippers.md).
 
     tooltip_transforms: (2, 4, 4) tooltip frames in the gripper frame at the widest opening;
         each tooltip z axis (the closing direction) points at the other tooltip, the two
-        anti-parallel. pad_kind: "rounded" or "rectangular"; pad_resolution: target tet edge
-        length (m); backing_gap: gap between the pad's back face and the backing plate (m,
-        `geometry.backing_plate`).
+        anti-parallel. pad: the pad's shape (`geometry.pads.PadShape` or a `MeshPad`), pad_kind
+        its variant name; pad_resolution: target tet edge length (m); backing: the plate;
+        finger: a closed surface (tooltip frame) behind the plate, or None. force_limit (N): the
+        jaws stall at this pad force; closing_speeds (min, max) per jaw (m/s); lift_speed (m/s).
     """
 
     tooltip_transforms: np.ndarray
+    pad: PadShape | MeshPad
+    backing: BackingPlate
+    force_limit: float
+    closing_speeds: tuple[float, float]
+    lift_speed: float
     pad_kind: str = "rounded"
     pad_resolution: float = DEFAULT_PAD_RESOLUTION
-    backing_gap: float = 0.0
-    name: str = "yumi_metal_spline"
+    finger: trimesh.Trimesh | None = None
+    name: str = "gripper"
 
     def __post_init__(self):
         transforms = np.array(self.tooltip_transforms, dtype=np.float64)
@@ -112,32 +141,61 @@ class Gripper:
             raise ValueError(f"the tooltip z axes (closing directions) must be opposite, got {z0} and {z1}")
         if not (transforms[1, :3, 3] - transforms[0, :3, 3]) @ z0 > 0.0:
             raise ValueError("tooltip 0's z axis must point at tooltip 1 (the jaws close towards each other)")
-        if self.pad_kind not in PAD_KINDS:
-            raise ValueError(f"unknown pad kind {self.pad_kind!r}; expected one of {PAD_KINDS}")
+        if not isinstance(self.pad, (PadShape, MeshPad)):
+            raise ValueError(f"pad must be a PadShape or MeshPad, got {type(self.pad).__name__}")
         if not self.pad_resolution > 0.0:
             raise ValueError(f"pad_resolution (m) must be positive, got {self.pad_resolution}")
-        if not self.backing_gap >= 0.0:
-            raise ValueError(f"backing_gap (m) must be non-negative, got {self.backing_gap}")
+        low, high = self.closing_speeds
+        if not (self.force_limit > 0.0 and 0.0 < low <= high and self.lift_speed > 0.0):
+            raise ValueError(f"need force_limit > 0 (N), 0 < min <= max closing speed and lift_speed > 0 (m/s), got "
+                             f"{self.force_limit}, {self.closing_speeds}, {self.lift_speed}")
         transforms.flags.writeable = False
         object.__setattr__(self, "tooltip_transforms", transforms)
 
     @classmethod
-    def yumi(cls, pad_kind: str = "rounded", pad_resolution: float = DEFAULT_PAD_RESOLUTION,
-             backing_gap: float = 0.0) -> Gripper:
-        """The ABB YuMi with silicone pads (DATA.md section 3)."""
-        return cls(YUMI_TOOLTIP_TRANSFORMS, pad_kind, pad_resolution, backing_gap, "yumi_metal_spline")
+    def from_description(cls, description: str | os.PathLike | GripperDescription | None = None,
+                         pad: str | None = None, pad_resolution: float = DEFAULT_PAD_RESOLUTION) -> Gripper:
+        """The gripper of a description: a shipped name (`description.shipped_grippers`), a YAML
+        file's path, a loaded GripperDescription, or None for the YuMi. `pad` picks the pad
+        variant (None: the description's default_pad). Raises GripperDescriptionError naming the
+        file, the key and the fix."""
+        if not isinstance(description, GripperDescription):
+            description = load_description(description)
+        d = description.data
+        pad = d["default_pad"] if pad is None else pad
+        if pad not in d["pads"]:
+            raise GripperDescriptionError(f"{description.path}: gripper {d['name']!r} has no pad {pad!r}; fix: choose "
+                                          f"one of its pads ({', '.join(d['pads'])}) with jaw / --jaw")
+        closed = tooltip_frames(d["tooltips"])
+        widest = np.array(closed)
+        widest[:, :3, 3] -= (0.5 * d["stroke"]) * closed[:, :3, 2]
+        spec = d["pads"][pad]
+        if spec["outline"] == "mesh":
+            shape = MeshPad(_description_mesh(description, spec["mesh"], spec["scale"]), spec["mesh"])
+        else:
+            shape = PadShape(spec["outline"], spec["x_min"], spec["x_max"], spec["width"], spec["thickness"],
+                             spec["scale"], spec["arc_segments"])
+        b = d["backing"]
+        backing = BackingPlate(b["x_min"], b["x_max"], b["width"], b["thickness"], b["gap"])
+        finger = _finger_mesh(description, backing.mesh(shape)) if "finger" in d else None
+        return cls(widest, shape, backing, float(d["force_limit"]),
+                   (float(d["closing_speed"]["min"]), float(d["closing_speed"]["max"])), float(d["lift_speed"]),
+                   pad, pad_resolution, finger, d["name"])
 
     @classmethod
-    def from_yaml(cls, path: str | os.PathLike, pad_kind: str = "rounded",
-                  pad_resolution: float = DEFAULT_PAD_RESOLUTION, backing_gap: float = 0.0) -> Gripper:
-        """Read the tooltip transforms of a ParallelJawGripper description (the REACH
-        `yumi_meshes/yumi_metal_spline.yaml` format: params.tooltip_poses[i].params.rotation
-        (3x3) and .translation (m), tooltip frame to gripper frame)."""
+    def yumi(cls, pad_kind: str = "rounded", pad_resolution: float = DEFAULT_PAD_RESOLUTION) -> Gripper:
+        """The ABB YuMi with the study's silicone pads (the shipped `yumi` description)."""
+        return cls.from_description("yumi", pad_kind, pad_resolution)
+
+    @staticmethod
+    def read_tooltip_yaml(path: str | os.PathLike) -> np.ndarray:
+        """The tooltip transforms (2, 4, 4; gripper frame, widest opening) of a REACH
+        ParallelJawGripper file (`yumi_meshes/yumi_metal_spline.yaml`: params.tooltip_poses[i].
+        params.rotation (3x3) and .translation (m), tooltip frame to gripper frame)."""
         with open(path) as stream:
             config = yaml.safe_load(stream)
         try:
-            params = config["params"]
-            poses = params["tooltip_poses"]
+            poses = config["params"]["tooltip_poses"]
             transforms = np.tile(np.eye(4), (len(poses), 1, 1))
             for transform, pose in zip(transforms, poses):
                 transform[:3, :3] = np.array(pose["params"]["rotation"], dtype=np.float64)
@@ -145,15 +203,26 @@ class Gripper:
         except (KeyError, TypeError, ValueError) as exc:
             raise GripperFormatError(f"{path}: expected params.tooltip_poses, a list of two entries with "
                                      f"params.rotation (3x3) and params.translation (3), m ({exc!r})") from None
-        try:
-            return cls(transforms, pad_kind, pad_resolution, backing_gap, str(params.get("name", "gripper")))
-        except ValueError as exc:
-            raise GripperFormatError(f"{path}: {exc}") from None
+        if transforms.shape != (2, 4, 4):
+            raise GripperFormatError(f"{path}: expected two tooltip_poses, got {len(transforms)}")
+        for i, transform in enumerate(transforms):
+            try:
+                _check_rigid(transform, f"tooltip transform {i}")
+            except ValueError as exc:
+                raise GripperFormatError(f"{path}: {exc}") from None
+        return transforms
 
     @property
     def max_opening(self) -> float:
         """Jaw opening of `tooltip_transforms` (m): the widest the jaws open (YuMi: 50 mm)."""
         return self.jaw_opening(self.tooltip_transforms)
+
+    @property
+    def pad_width(self) -> float:
+        """Width of the pad across the grasp (m, along the tooltip y axis)."""
+        if isinstance(self.pad, PadShape):
+            return self.pad.width * self.pad.scale
+        return float(self.pad.surface.extents[1])
 
     @property
     def closing_directions(self) -> np.ndarray:
@@ -192,12 +261,23 @@ class Gripper:
         return float(min((vertices @ pose[:3, :3].T + pose[:3, 3])[:, 2].min() for pose in tooltip_poses))
 
     def pad_mesh(self) -> PadMesh:
-        """The pad's tet mesh in the tooltip frame (`geometry.make_pad`, cached)."""
-        return make_pad(self.pad_kind, self.pad_resolution)
+        """The pad's tet mesh in the tooltip frame (`geometry.tetra.shape_pad` or `surface_pad`,
+        cached)."""
+        if isinstance(self.pad, PadShape):
+            return shape_pad(self.pad, self.pad_resolution)
+        return self._mesh_pad
+
+    @functools.cached_property
+    def _mesh_pad(self) -> PadMesh:
+        return surface_pad(self.pad.surface, "mesh", self.pad_resolution)
 
     def backing_mesh(self) -> trimesh.Trimesh:
-        """The rigid backing plate in the tooltip frame (a new box each call)."""
-        return backing_plate(gap=self.backing_gap)
+        """The rigid part of a jaw in the tooltip frame: the backing plate, and the finger when the
+        gripper has one (a new mesh each call; one closed surface per part)."""
+        plate = self.backing.mesh(self.pad)
+        if self.finger is None:
+            return plate
+        return trimesh.util.concatenate([plate, self.finger])
 
     def place_pads(self, grasp_pose, opening: float | None = None) -> tuple[JawPlacement, JawPlacement]:
         """Both jaws (pad and backing, each with its world tooltip pose) for a grasp pose and
@@ -277,15 +357,16 @@ class Gripper:
         distances = self.jaw_distances(grasp_pose, vertices, faces, opening)
         return JawClearance(float(opening), distances, min(distances) >= clearance)
 
-    @staticmethod
-    def closing_speed(opening: float, min_speed: float = MIN_CLOSING_SPEED,
-                      closing_time: float = CLOSING_TIME) -> float:
-        """Speed of each backing towards the other (m/s): max(min_speed, opening / 2 / closing_time),
-        so both meet within `closing_time` unless that is slower than `min_speed` (DATA.md
-        section 4: 10 mm/s and 2 s)."""
+    def closing_speed(self, opening: float, closing_time: float) -> float:
+        """Speed of each backing towards the other (m/s): opening / 2 / closing_time (both meet
+        within `closing_time`, s) clipped to the gripper's closing_speeds (DATA.md section 4: the
+        YuMi's 10 mm/s and the study's 2 s)."""
         if not opening >= 0.0:
             raise ValueError(f"opening (m) must be non-negative, got {opening}")
-        return max(min_speed, 0.5 * opening / closing_time)
+        if not closing_time > 0.0:
+            raise ValueError(f"closing_time (s) must be positive, got {closing_time}")
+        low, high = self.closing_speeds
+        return min(high, max(low, 0.5 * opening / closing_time))
 
     @functools.cached_property
     def _jaw_surface(self) -> tuple[np.ndarray, np.ndarray]:
@@ -294,6 +375,23 @@ class Gripper:
         vertices = np.vstack([pad.nodes, backing.vertices])
         faces = np.vstack([pad.surface_faces, np.asarray(backing.faces) + len(pad.nodes)])
         return vertices, faces
+
+
+def _description_mesh(description: GripperDescription, relative: str, scale: float) -> trimesh.Trimesh:
+    mesh = trimesh.load(description.mesh_path(relative), force="mesh", process=True)
+    return mesh.apply_scale(scale)
+
+
+def _finger_mesh(description: GripperDescription, plate: trimesh.Trimesh) -> trimesh.Trimesh:
+    """The finger of the description (tooltip frame): a box from the plate's back face backwards,
+    or the given mesh (`grasp.description` checked that it lies behind the plate)."""
+    finger = description.data["finger"]
+    if "box" in finger:
+        back = float(plate.bounds[0, 2])
+        box = finger["box"]
+        half = 0.5 * box["width"]
+        return trimesh.creation.box(bounds=[[box["x_min"], -half, back - box["depth"]], [box["x_max"], half, back]])
+    return _description_mesh(description, finger["mesh"], finger["scale"])
 
 
 def _check_grid(clearance: float, step: float) -> None:

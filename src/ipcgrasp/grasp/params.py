@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import asdict, dataclass, fields
 
 CLOSE_RULES = ("psi", "force")
 CONTACT_MODELS = ("ipc", "penalty")
 JAWS = ("rounded", "rectangular")
+"""The pad variants every shipped gripper description offers (the study's jaw sweep)."""
+PAD_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+"""What a pad variant's name looks like (a gripper description's `pads` keys)."""
 CONTACTS_PER_PAD = 10
 """The closing force is expected to spread over at least this many contacts per pad: the engine's
 barrier stiffness is floored so one contact carries close_force / CONTACTS_PER_PAD at a tenth of
@@ -83,10 +87,10 @@ FIELD_RANGES: dict[str, Interval] = {
     "psi_th": _positive(1.0, "J"),
     "psi_tol": _closed(0.0, 1.0),
     "close_force": _positive(1000.0, "N"),
-    "max_grip_force": _positive(10000.0, "N"),
+    "max_grip_force": _positive(10000.0, "N", optional=True),
     "closing_speed": _positive(1.0, "m/s", optional=True),
     "close_duration": _positive(60.0, "s"),
-    "lift_speed": _positive(1.0, "m/s"),
+    "lift_speed": _positive(1.0, "m/s", optional=True),
     "lift_height": _positive(0.5, "m"),
     "hold_time": _closed(0.0, 10.0, "s"),
     "settle_time": _closed(0.0, 10.0, "s"),
@@ -113,8 +117,10 @@ FIELD_RANGES: dict[str, Interval] = {
     "max_mass": _positive(1000.0, "kg"),
 }
 """Range of every numeric SimParams field (the physically meaningful values, SI units)."""
-FIELD_CHOICES: dict[str, tuple[str, ...]] = {"jaw": JAWS, "close_rule": CLOSE_RULES, "contact_model": CONTACT_MODELS}
-"""Allowed values of every string SimParams field."""
+FIELD_CHOICES: dict[str, tuple[str, ...]] = {"close_rule": CLOSE_RULES, "contact_model": CONTACT_MODELS}
+"""Allowed values of the string SimParams fields with a fixed set of values."""
+NAME_FIELDS: dict[str, re.Pattern] = {"jaw": PAD_NAME}
+"""String SimParams fields that name something the gripper description defines (checked there)."""
 FLAGS = ("critical_mass",)
 """Boolean SimParams fields."""
 
@@ -123,18 +129,21 @@ FLAGS = ("critical_mass",)
 class SimParams:
     """Every field has a default (DATA.md sections 3-4); SI units throughout.
 
-    Pads: E (Pa), nu, density (kg/m^3), jaw ("rounded" | "rectangular"), pad_resolution (m,
-    target tet edge). Friction: mu (pad-object), mu_ground (object-ground).
+    Pads: E (Pa), nu, density (kg/m^3), jaw (the name of one of the gripper description's pad
+    variants; every shipped gripper has "rounded" and "rectangular"), pad_resolution (m, target
+    tet edge). Friction: mu (pad-object), mu_ground (object-ground).
     Close rule (docs/grasp_procedure.md): "psi" (the paper's) fires when A) each pad's strain
     energy >= psi_th (J) while that pad touches the object, and B) both jaws make equal effort:
     their normal forces on the object agree, |F_1 - F_2| <= psi_tol * max(F_1, F_2); "force"
     when each pad's normal force on the object >= close_force (N). psi_th defaults to 9.3e-6 J,
     what `study.calibration` measures for the rounded pad at E = 1e8 Pa and 20 N (the study's
-    calibration stage recomputes it). max_grip_force (N): the gripper stalls when a pad pushes
-    the object this hard; a squeeze that reaches it without the rule firing ends "no_close" (a
-    stiff pad under a fixed psi_th may need more than the gripper can give).
-    Motion: closing_speed (m/s per jaw; None: max(10 mm/s, opening / 2 / close_duration), the
-    original's rule), lift_speed (m/s), lift_height (m, of the object's lowest point; success
+    calibration stage recomputes it). max_grip_force (N; None: the gripper's force_limit, 100 N
+    for the YuMi): the gripper stalls when a pad pushes the object this hard; a squeeze that
+    reaches it without the rule firing ends "no_close" (a stiff pad under a fixed psi_th may need
+    more than the gripper can give).
+    Motion: closing_speed (m/s per jaw; None: opening / 2 / close_duration clipped to the
+    gripper's closing speeds, for the YuMi max(10 mm/s, ...), the original's rule), lift_speed
+    (m/s; None: the gripper's), lift_height (m, of the object's lowest point; success
     requires reaching it), hold_time (s).
     Start of a trial: settle_time (s the object rests on the ground, jaws still, before the
     squeeze), clearance (m between each jaw and the object when the squeeze starts),
@@ -160,7 +169,7 @@ class SimParams:
     slip_speed (m/s, object speed relative to the pads that counts as slipping), max_mass (kg,
     the ramp's cap).
 
-    Construction checks every field against FIELD_RANGES / FIELD_CHOICES / FLAGS (no NaN or
+    Construction checks every field against FIELD_RANGES / FIELD_CHOICES / NAME_FIELDS / FLAGS (no NaN or
     infinity, no bool or string where a number is expected) and the cross-field rules, and
     raises `SimParamsError` (a ValueError) naming the field, its allowed values and the fix.
     """
@@ -176,10 +185,10 @@ class SimParams:
     psi_th: float = 9.3e-6
     psi_tol: float = 0.5
     close_force: float = 20.0
-    max_grip_force: float = 100.0
+    max_grip_force: float | None = None
     closing_speed: float | None = None
     close_duration: float = 2.0
-    lift_speed: float = 0.025
+    lift_speed: float | None = None
     lift_height: float = 0.02
     hold_time: float = 0.2
     settle_time: float = 0.06
@@ -210,7 +219,7 @@ class SimParams:
     def __post_init__(self):
         for f in fields(self):
             _check_field(f.name, getattr(self, f.name))
-        if self.max_grip_force < self.close_force:
+        if self.max_grip_force is not None and self.max_grip_force < self.close_force:
             raise SimParamsError("max_grip_force", f"SimParams.max_grip_force = {self.max_grip_force} N is below "
                                                    f"close_force = {self.close_force} N: the force rule could never "
                                                    "fire; fix: raise max_grip_force")
@@ -229,6 +238,11 @@ def _check_field(name: str, value) -> None:
     """Raise SimParamsError unless `value` is allowed for the field `name`."""
     if name in FIELD_RANGES:
         _check_number(name, value, FIELD_RANGES[name])
+    elif name in NAME_FIELDS:
+        if not (isinstance(value, str) and NAME_FIELDS[name].match(value)):
+            raise SimParamsError(name, f"SimParams.jaw must name a pad variant of the gripper (lowercase letters, "
+                                       f"digits, underscores; e.g. {' or '.join(JAWS)}), got {value!r}; fix: use one "
+                                       "of the gripper's pads (`ipcgrasp grippers` lists them)")
     elif name in FIELD_CHOICES:
         if not (isinstance(value, str) and value in FIELD_CHOICES[name]):
             raise SimParamsError(name, f"SimParams.{name} must be one of {FIELD_CHOICES[name]}, got {value!r}; "
@@ -238,7 +252,7 @@ def _check_field(name: str, value) -> None:
             raise SimParamsError(name, f"SimParams.{name} must be true or false, got {value!r}; "
                                        "fix: give a boolean")
     else:
-        raise SimParamsError(name, f"SimParams.{name} has no rule: add it to FIELD_RANGES, FIELD_CHOICES or FLAGS "
+        raise SimParamsError(name, f"SimParams.{name} has no rule: add it to FIELD_RANGES, FIELD_CHOICES, NAME_FIELDS or FLAGS "
                                    "in ipcgrasp/grasp/params.py")
 
 

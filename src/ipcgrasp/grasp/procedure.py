@@ -130,6 +130,16 @@ class GraspProcedure:
                  gripper: Gripper | None = None, record=(), progress=None):
         self.obj, self.params, self.make_backend = obj, params, make_backend
         self.gripper = gripper or Gripper.yumi(pad_kind=params.jaw, pad_resolution=params.pad_resolution)
+        if self.gripper.pad_kind != params.jaw:
+            raise ValueError(f"SimParams.jaw = {params.jaw!r} but the gripper {self.gripper.name!r} carries the pad "
+                             f"{self.gripper.pad_kind!r}; fix: build it with Gripper.from_description(..., "
+                             "pad=params.jaw)")
+        self.max_grip_force = params.max_grip_force or self.gripper.force_limit
+        self.lift_speed = params.lift_speed or self.gripper.lift_speed
+        if params.close_rule == "force" and self.max_grip_force < params.close_force:
+            raise ValueError(f"the gripper {self.gripper.name!r} stalls at {self.max_grip_force:g} N, below "
+                             f"SimParams.close_force = {params.close_force:g} N: the force rule could never fire; fix: "
+                             "lower close_force or raise SimParams.max_grip_force")
         self.object_pose, self.grasp_pose = place_scene(obj.mesh, object_pose, grasp_pose)
         record = recordings(record)
         self.record_frames, self.record_trajectory = "frames" in record, "trajectory" in record
@@ -169,7 +179,7 @@ class GraspProcedure:
             self._fail("no_close", f"the jaws cannot open wide enough to clear the object (at "
                                    f"{clearance.opening * 1e3:.0f} mm a jaw is {min(clearance.distances) * 1e3:.2f} mm "
                                    "from it)")
-        self.closing_speed = p.closing_speed or gripper.closing_speed(clearance.opening, closing_time=p.close_duration)
+        self.closing_speed = p.closing_speed or gripper.closing_speed(clearance.opening, p.close_duration)
         start = gripper.narrowest_opening(self.grasp_pose, world_mesh, clearance.opening, clearance=p.clearance)
         self.result.start_opening = start.opening
         tooltips = gripper.tooltip_poses(self.grasp_pose, start.opening)
@@ -227,10 +237,10 @@ class GraspProcedure:
                 return
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
-            if max(report.pad_forces) >= p.max_grip_force:
+            if max(report.pad_forces) >= self.max_grip_force:
                 self._fail("no_close" if all(touched) else "pushed_out",
                            f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.0f} N >= "
-                           f"max_grip_force = {p.max_grip_force:.0f} N) without the close rule firing")
+                           f"max_grip_force = {self.max_grip_force:.0f} N) without the close rule firing")
             if self.closed >= travel and (report.jaw_lag == 0.0 or progress <= 0.0):
                 mode = "miss" if not any(touched) else ("no_close" if all(touched) else "pushed_out")
                 self._fail(mode, "the jaws reached the end of their travel without the close rule firing")
@@ -263,7 +273,7 @@ class GraspProcedure:
         top = p.lift_height + MAX_EXTRA_LIFT
         self.phase = "lift"
         while self.lifted < top:
-            self.lifted = min(self.lifted + p.lift_speed * self.backend.dt, top)
+            self.lifted = min(self.lifted + self.lift_speed * self.backend.dt, top)
             self._guarded(self._step, phase="lift")
             height = self.backend.object_height()
             r.lift_height = max(r.lift_height, height)

@@ -50,6 +50,8 @@ def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams 
                    backend: Callable | None = None) -> GraspResult:
     """Simulate one trial of a grasp (poses 4x4 in m, world z up; object_pose None: the object's
     most stable resting pose). The grasp pose is perturbed with `seed` by params' noise.
+    `gripper` (None: the YuMi with the pad params.jaw) must carry the pad params.jaw
+    (`Gripper.from_description(name, params.jaw)`).
     `backend(obj, object_pose, tooltip_poses, params, gripper)` builds the dynamic model
     (`grasp.backend.Backend`; default the IPC engine, with penalty contact when
     params.contact_model is "penalty"). `record`: "frames" (for pictures, `viz.render`),
@@ -90,25 +92,25 @@ def trial_seeds(root_seed: int, grasp_index: int, n_trials: int) -> list[int]:
 
 
 def _trial(args):
-    *trial, record = args
-    return run_trial(*trial, record=record)
+    *trial, record, gripper = args
+    return run_trial(*trial, record=record, gripper=gripper)
 
 
 def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | None = None, n_trials: int = 5,
                seed: int = 0, workers: int | None = None, on_trial=None, grasp_index: int = 0,
-               record=()) -> Robustness:
+               record=(), gripper: Gripper | None = None) -> Robustness:
     """Run `n_trials` perturbed trials (in `workers` processes; default: the CPU count) and
     return them with R = mean success. Trial k uses trial_seed(seed, grasp_index, k), the seed
     the study gives trial k of grasp `grasp_index`. A trial that raises is recorded as a "solver"
     failure with its reason (`run_trial`). `on_trial(result)` is called as each trial finishes.
-    `record`: what every trial records (`simulate_grasp`)."""
+    `record`: what every trial records; `gripper`: as `simulate_grasp`."""
     object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
     grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
     n_trials = trial_count(n_trials)
     params = params or SimParams()
     if object_pose is None:
         object_pose = obj.stable_pose()
-    jobs = [(obj, object_pose, grasp_pose, params, s, record) for s in trial_seeds(seed, grasp_index, n_trials)]
+    jobs = [(obj, object_pose, grasp_pose, params, s, record, gripper) for s in trial_seeds(seed, grasp_index, n_trials)]
     workers = min(workers or os.cpu_count() or 1, n_trials)
     results = []
     if workers <= 1:

@@ -21,14 +21,16 @@ OVERSHOOT_FACTOR = 2.0  # squeeze until the force passes this multiple of the cl
 MAX_STEPS = 400
 
 
-def squeeze_test(E: float, params: SimParams, close_force: float | None = None) -> dict:
+def squeeze_test(E: float, params: SimParams, close_force: float | None = None, gripper=None) -> dict:
     """Drive one pad (back face glued to its backing) at the closing speed against a fixed flat
     block until its normal force exceeds OVERSHOOT_FACTOR x close_force. Near and in contact the
     advance per step shrinks to dhat / 10 so the force curve is resolved. Returns arrays time (s),
     advance (m), force (N), strain_energy (J) and psi_th (J): the strain energy interpolated (in
-    log force) at close_force."""
+    log force) at close_force. `gripper`: a description's name or path (None: the YuMi) whose pad
+    params.jaw names."""
     close_force = params.close_force if close_force is None else close_force
-    pad = Gripper.yumi(pad_kind=params.jaw, pad_resolution=params.pad_resolution).pad_mesh()
+    gripper = Gripper.from_description(gripper, params.jaw, params.pad_resolution)
+    pad = gripper.pad_mesh()
     lo, hi = pad.nodes.min(axis=0), pad.nodes.max(axis=0)
     size = hi - lo
     block = trimesh.creation.box(extents=(2 * size[0], 2 * size[1], 0.01))
@@ -39,7 +41,7 @@ def squeeze_test(E: float, params: SimParams, close_force: float | None = None) 
                               newton_tolerance=params.newton_tolerance,
                               contact_force_scale=close_force / CONTACTS_PER_PAD)
     sim = Simulation(bodies, settings=settings)
-    speed = params.closing_speed or Gripper.closing_speed(Gripper.yumi().max_opening)
+    speed = params.closing_speed or gripper.closing_speed(gripper.max_opening, params.close_duration)
     advance, rows = 0.0, []
     for _ in range(MAX_STEPS):
         nominal = speed * params.dt
@@ -71,13 +73,14 @@ def threshold_energy(force, energy, close_force) -> float:
     return float(energy[k - 1] + w * (energy[k] - energy[k - 1]))
 
 
-def calibrate(E_values, close_force: float = 20.0, params: SimParams | None = None, progress=None) -> xr.Dataset:
+def calibrate(E_values, close_force: float = 20.0, params: SimParams | None = None, progress=None,
+              gripper=None) -> xr.Dataset:
     """Squeeze tests for each Young's modulus (Pa): force and strain-energy curves over the step
     index and Psi_th(E) for `close_force` (N), as an xarray Dataset."""
     params = params or SimParams()
     curves = []
     for E in E_values:
-        curves.append(squeeze_test(float(E), params, close_force))
+        curves.append(squeeze_test(float(E), params, close_force, gripper))
         if progress:
             progress(E)
     n = max(len(c["time"]) for c in curves)

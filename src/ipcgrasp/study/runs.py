@@ -25,8 +25,9 @@ import xarray as xr
 from ipcgrasp.baselines.interface import MODELS, Prediction
 from ipcgrasp.data.reach import PhysicalGrasps, load_object, load_physical_grasps
 from ipcgrasp.geometry.mesh import mass_properties, validate_mesh
-from ipcgrasp.geometry.pads import PAD_KINDS
-from ipcgrasp.geometry.tetra import make_pad, tet_volumes
+from ipcgrasp.geometry.tetra import tet_volumes
+from ipcgrasp.grasp.description import load_description
+from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.params import SimParams
@@ -69,24 +70,28 @@ def trial_seeds(root_seed: int, grasps: Sequence[int], n_trials: int) -> np.ndar
 
 def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int], params: SimParams,
                   n_trials: int, root_seed: int, scalars: Mapping, attrs: Mapping | None = None,
-                  log: Callable[[str], None] | None = None) -> xr.Dataset:
+                  log: Callable[[str], None] | None = None, gripper: str | None = None) -> xr.Dataset:
     """Simulate n_trials perturbed trials of each grasp index in `grasps` and return the cell
     (`cube.simulation_cell`) with `scalars` as its scalar coordinates. `log` gets one line per trial
-    (and the traceback of a trial that raised)."""
+    (and the traceback of a trial that raised). `gripper`: a description's name or file (None: the
+    YuMi), carrying the pad params.jaw."""
     grasps = [int(g) for g in grasps]
+    hand = Gripper.from_description(gripper, params.jaw, params.pad_resolution)
     seeds = trial_seeds(root_seed, grasps, n_trials)
     results = []
     for g, row_seeds in zip(grasps, seeds):
         row = []
         for t, seed in enumerate(row_seeds):
-            result = run_trial(obj, physical.object_poses[g], physical.grasp_poses[g], params, int(seed), log)
+            result = run_trial(obj, physical.object_poses[g], physical.grasp_poses[g], params, int(seed), log,
+                               gripper=hand)
             if log:
                 outcome = "success" if result.success else result.failure_mode
                 log(f"grasp {g} trial {t}: {outcome} ({result.reason}), {result.wall_time:.1f} s")
             row.append(result)
         results.append(row)
     psi_th = params.psi_th if params.close_rule == "psi" else float("nan")
-    attrs = {**(attrs or {}), "sim_params": fixed_params_attr(params)}  # what a replay needs (study.replay)
+    attrs = {**(attrs or {}), "sim_params": fixed_params_attr(params),
+             "gripper": os.fspath(gripper) if gripper is not None else hand.name}  # what a replay needs (study.replay)
     cell = simulation_cell(results, grasps, seeds, physical.results[grasps], scalars, psi_th, attrs)
     if params.critical_mass:
         cell.critical_mass.attrs.update(max_mass=params.max_mass, mass_rate=params.mass_rate,
@@ -173,16 +178,16 @@ def predict_cell(predict: Callable, obj: GraspObject, physical: PhysicalGrasps, 
 
 def resolution_cell(obj: GraspObject, physical: PhysicalGrasps, grasp: int, subdivisions: int, params: SimParams,
                     n_trials: int, root_seed: int, scalars: Mapping, attrs: Mapping | None = None,
-                    log: Callable[[str], None] | None = None) -> xr.Dataset:
+                    log: Callable[[str], None] | None = None, gripper: str | None = None) -> xr.Dataset:
     """Runtime vs mesh resolution (the paper's Table V): one grasp's trials with the object's
     mesh subdivided `subdivisions` times (trimesh's midpoint subdivision, 4x the faces each, the
-    same shape), with its vertex and face counts."""
+    same shape), with its vertex and face counts; `gripper` as `simulate_cell`."""
     mesh = obj.mesh
     for _ in range(subdivisions):
         mesh = mesh.subdivide()
     fine = GraspObject.from_mesh(mesh, obj.mass, obj.name)
     cell = simulate_cell(fine, physical, [grasp], params, n_trials, root_seed,
-                         {**scalars, "subdivisions": int(subdivisions)}, attrs, log)
+                         {**scalars, "subdivisions": int(subdivisions)}, attrs, log, gripper)
     return cell.assign(n_vertices=((), len(mesh.vertices), {"units": "1", "long_name": "object mesh vertices"}),
                        n_faces=((), len(mesh.faces), {"units": "1", "long_name": "object mesh faces"}))
 
@@ -201,9 +206,10 @@ def object_mesh_report(data_dir: str | os.PathLike, name: str, registry) -> dict
             "principal_inertia_kg_m2": np.linalg.eigvalsh(props.inertia).tolist()}
 
 
-def pad_mesh_report(kind: str, resolution: float) -> dict:
-    """Node/tet counts, volume and checks of one pad type's tet mesh (`geometry.make_pad`)."""
-    pad = make_pad(kind, resolution)
+def pad_mesh_report(kind: str, resolution: float, gripper: str | None = None) -> dict:
+    """Node/tet counts, volume and checks of the tet mesh of one pad variant of `gripper` (a
+    description's name or file; None: the YuMi)."""
+    pad = Gripper.from_description(gripper, kind, resolution).pad_mesh()
     volumes = tet_volumes(pad.nodes, pad.tets)
     surface = pad.surface_mesh()
     surface.remove_unreferenced_vertices()
@@ -217,11 +223,14 @@ def pad_mesh_report(kind: str, resolution: float) -> dict:
             "dimensions_m": list(pad.dimensions), "resolution_m": float(resolution)}
 
 
-def mesh_report(data_dir: str | os.PathLike, objects: Sequence[str], registry, pad_resolution: float) -> dict:
-    """Stage meshes: every object's validation report and both pad types' tet meshes. A mesh
-    that cannot be used raises (geometry.MeshError naming the file and the fix)."""
+def mesh_report(data_dir: str | os.PathLike, objects: Sequence[str], registry, pad_resolution: float,
+                gripper: str | None = None) -> dict:
+    """Stage meshes: every object's validation report and the tet meshes of every pad variant of
+    `gripper` (None: the YuMi). A mesh that cannot be used raises (geometry.MeshError naming the
+    file and the fix)."""
+    pads = load_description(gripper).pad_names
     return {"objects": {name: object_mesh_report(data_dir, name, registry) for name in objects},
-            "pads": {kind: pad_mesh_report(kind, pad_resolution) for kind in PAD_KINDS}}
+            "pads": {kind: pad_mesh_report(kind, pad_resolution, gripper) for kind in pads}}
 
 
 def psi_th_at(table: Mapping, E: float) -> float:
