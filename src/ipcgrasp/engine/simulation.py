@@ -1152,6 +1152,18 @@ class Simulation:
                                                     self._coupling_tets):
             _add_coupling_product(out, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled,
                                   free, self.settings.dt ** 2)
+        for i, (body, x_def, dx) in enumerate(zip(self.deformables, self._deformable_positions(z), dc)):
+            j = self._deformable_mount[i]
+            if j < 0:
+                continue
+            # a mount's deflection feels the driven vertices it carries: a_mount . (H_pc dc)
+            tets = self._linked_entries[i][0]
+            coordinates = (3 * body.tets[tets][:, :, None] + np.arange(3)).reshape(len(tets), 12)
+            forces = np.zeros(3 * body.n_vertices)
+            _add_coupling_product(forces, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, tets,
+                                  coordinates, self.settings.dt ** 2)
+            out[self._mount_offset + j] += float(forces.reshape(-1, 3)[body.prescribed].sum(axis=0)
+                                                 @ self.mounts[j].axis)
         return out
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):
