@@ -1,6 +1,8 @@
 """The IPC engine as a grasp backend (`grasp.backend`): the object as an affine body resting on
 the ground, each jaw a Neo-Hookean pad whose back face is glued to a kinematic backing plate,
-both driven by the jaw's tooltip pose. With SimParams.contact_model "penalty" the same scene runs
+both driven by the jaw's tooltip pose. With SimParams.finger_stiffness the backing and the pad's
+back face of each jaw ride on a compliant mount (`engine.mounts`): the finger bends along its
+closing direction, u = F / k under a steady load F. With SimParams.contact_model "penalty" the same scene runs
 the engine's penalty (BLEM) contact instead of the barrier: the penalty baseline."""
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ import numpy as np
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import candidates
+from ipcgrasp.engine.mounts import CompliantMount
 from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
-from ipcgrasp.grasp.params import CONTACTS_PER_PAD, STATIC_SPEED_FACTOR, SimParams
+from ipcgrasp.grasp.params import CONTACTS_PER_PAD, FINGER_EFFECTIVE_MASS, STATIC_SPEED_FACTOR, SimParams
 from ipcgrasp.grasp.stability import contact_average, contact_point_forces, contact_points
 
 OBJECT, PADS, BACKINGS = "object", ("pad0", "pad1"), ("backing0", "backing1")
+FINGERS = ("finger0", "finger1")
 
 
 def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, params: SimParams) -> Simulation:
@@ -42,7 +46,16 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
     friction = {(OBJECT, PADS[0]): params.mu, (OBJECT, PADS[1]): params.mu, (OBJECT, "ground"): params.mu_ground}
     return Simulation(bodies, poses=poses, ground=Ground(mu=params.mu_ground), friction=friction,
                       default_friction=params.mu, ignore_pairs=[(PADS[0], BACKINGS[0]), (PADS[1], BACKINGS[1])],
-                      settings=settings)
+                      settings=settings, mounts=finger_mounts(tooltip_poses, params))
+
+
+def finger_mounts(tooltip_poses, params: SimParams) -> list:
+    """One compliant mount per jaw carrying its pad's back face and its backing along the jaw's
+    closing direction (the tooltip frame's z axis), or none for rigid fingers."""
+    if params.finger_stiffness is None:
+        return []
+    return [CompliantMount(FINGERS[i], (PADS[i], BACKINGS[i]), np.asarray(tooltip_poses[i])[:3, 2],
+                           params.finger_stiffness, FINGER_EFFECTIVE_MASS) for i in range(2)]
 
 
 def _collisions(sim: Simulation, body: str, others) -> tuple:
@@ -180,6 +193,13 @@ class IpcBackend(Backend):
 
     def pad_pad_distance(self, cutoff: float) -> float:
         return self.sim.body_distance(PADS[0], PADS[1], cutoff)
+
+    def finger_deflections(self) -> tuple:
+        """Each finger's tip deflection (m) along its closing direction (negative: pushed open);
+        zeros for rigid fingers."""
+        if not self.sim.mounts:
+            return (0.0, 0.0)
+        return tuple(self.sim.mount_deflection(name) for name in FINGERS)
 
     def object_centre(self) -> np.ndarray:
         pose = self.object_pose()
