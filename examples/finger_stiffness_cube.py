@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -19,8 +20,10 @@ import numpy as np
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
+from ipcgrasp.grasp.pose import PoseRoundingWarning
 
 OBJECT = "cube_3cm"
+warnings.simplefilter("ignore", PoseRoundingWarning)  # the data's rounded rotations, repaired on load
 
 
 def trial(job):

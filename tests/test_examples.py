@@ -1,5 +1,6 @@
 """The scripts in examples/ run as shipped and print / write what they say."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -24,3 +25,10 @@ def test_simulate_one_grasp_writes_a_trajectory_a_plot_and_a_picture(tmp_path):
 def test_friction_robustness_prints_both_settings(tmp_path):
     out = _run("friction_robustness.py", cwd=tmp_path)
     assert "mu = 0.1: R = " in out and "mu = 0.4: R = " in out and "physical robustness" in out
+
+
+def test_finger_stiffness_cube_scores_rigid_and_compliant_fingers(tmp_path):
+    out = _run("finger_stiffness_cube.py", "--grasps", "1", "--stiffness", "rigid,2000", "--out", tmp_path / "rows.json",
+               cwd=tmp_path)
+    assert "| force | rigid | " in out and "| force | 2000 | " in out
+    assert len(json.loads((tmp_path / "rows.json").read_text())["rows"]) == 2

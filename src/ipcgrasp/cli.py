@@ -95,7 +95,7 @@ def _grasp_setup(args):
 
     obj, physical = _physical_grasp(args)
     params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, psi_th=args.psi_th, jaw=args.jaw,
-                       critical_mass=args.critical_mass, **_noise(args))
+                       finger_stiffness=args.finger_stiffness, critical_mass=args.critical_mass, **_noise(args))
     return obj, physical, params
 
 
@@ -280,7 +280,8 @@ def _cmd_replay(args) -> int:
     if args.config:
         with open(args.config) as stream:
             fixed = yaml.safe_load(stream)["sim"]
-    setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw}
+    setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw,
+               "finger_stiffness": args.finger_stiffness}
     stored = stored_trial(read_cube(args.cube), args.object, args.grasp, args.trial, setting, fixed)
     obj, physical = _physical_grasp(args)
     record = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
@@ -422,6 +423,9 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
                         help="strain-energy threshold of the psi rule in J (default: %(default)g; the study's "
                              "calibrated value is in results/calibration/psi_th.json)")
     parser.add_argument("--jaw", choices=JAWS, default=defaults.jaw, help="pad outline (default: %(default)s)")
+    parser.add_argument("--finger-stiffness", type=float, default=None, metavar="N_PER_M",
+                        help="tip bending stiffness of each finger in N/m (default: rigid fingers; "
+                             "docs/compliant_fingers.md)")
     parser.add_argument("--seed", type=int, default=0,
                         help="root seed of the pose noise: trial k of grasp G uses the study's seed of (G, k) "
                              "under this root seed (default: %(default)s)")
@@ -498,6 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--mu", type=float, help="the cube's mu (needed when it has several)")
     replay.add_argument("--rule", choices=CLOSE_RULES, help="the cube's close rule (needed when it has several)")
     replay.add_argument("--jaw", choices=JAWS, help="the cube's jaw (needed when it has several)")
+    replay.add_argument("--finger-stiffness", type=float, metavar="N_PER_M",
+                        help="a finger cube's finger stiffness in N/m, inf for its rigid fingers (needed when "
+                             "it has several)")
     replay.add_argument("--config", metavar="CONFIG.yaml",
                         help="the study's config, for its fixed `sim` parameters (only for cubes without the "
                              "sim_params attribute)")
