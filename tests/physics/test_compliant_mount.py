@@ -16,11 +16,14 @@ from .test_assembly import full_from_upper, reference_hessian, step_inputs
 
 def mounted_box_pad_scene():
     """scenes.box_pad_scene with the pad and a kinematic plate behind it on one mount whose axis
-    is not a coordinate axis, deflected and moving: every term of E depends on u."""
+    is not a coordinate axis and whose mode shape tilts the pad, deflected and moving: every term
+    of E depends on u."""
     box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
     pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 2, 2), E=1e5, prescribed_side="-x")
     plate = kinematic_box("plate", (0.002, 0.016, 0.016))
-    mount = CompliantMount("finger", ("pad", "plate"), axis=(1.0, 0.3, -0.2), stiffness=300.0, mass=0.01)
+    shapes = {"pad": 1.0 + 40.0 * pad.rest_positions[:, 2], "plate": 1.0 + 40.0 * plate.vertices[:, 2]}
+    mount = CompliantMount("finger", ("pad", "plate"), axis=(1.0, 0.3, -0.2), stiffness=300.0, mass=0.01,
+                           shapes=shapes)
     settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3)
     sim = Simulation([box, pad, plate], poses={"box": pose((0, 0, 0.0105)), "pad": pose((-0.0125, 0.001, 0.011)),
                                                "plate": pose((-0.0157, 0.001, 0.011))},
@@ -31,6 +34,24 @@ def mounted_box_pad_scene():
     sim.state.mount_udot[:] = -0.01
     sim._refresh_driven()
     return sim
+
+
+def test_mounted_vertices_sit_at_their_driver_plus_u_phi_axis():
+    """The contact surface (x = P z + c) and the bodies' vertices agree, both u phi a from where
+    the drivers put them."""
+    sim = mounted_box_pad_scene()
+    x = sim.collision_positions()
+    u, mount = sim.state.mount_u[0], sim.mounts[0]
+    for body, (start, surf) in zip(sim.bodies, sim._surface):
+        np.testing.assert_allclose(x[start:start + len(surf)], sim.vertices(body.name)[surf], rtol=0, atol=1e-15)
+    plate = sim.bodies[sim.index["plate"]]
+    placed = plate.vertices + (-0.0157, 0.001, 0.011)
+    expected = placed + u * mount.shape("plate", plate.n_vertices)[:, None] * mount.axis
+    np.testing.assert_allclose(sim.vertices("plate"), expected, rtol=0, atol=1e-15)
+    pad = sim.deformables[0]
+    moved = sim.vertices("pad")[pad.prescribed] - sim.state.deformable_x[0][pad.prescribed]
+    np.testing.assert_allclose(moved, u * mount.shape("pad", pad.n_vertices)[pad.prescribed, None] * mount.axis,
+                               rtol=0, atol=1e-15)
 
 
 def test_mounted_potential_gradient_matches_finite_differences():
@@ -51,7 +72,8 @@ def test_mounted_potential_gradient_matches_finite_differences():
 
 def test_mounted_hessian_matches_a_dense_reference():
     """The assembled Hessian equals J^T (h^2 H_elastic) J + M + h^2 k e_u e_u^T + P^T H_contact P
-    with J the dense map from z to every pad coordinate (prescribed ones: the axis on u), and
+    with J the dense map from z to every pad coordinate (prescribed ones: phi_v times the axis on
+    u), and
     the u-column is what finite differences of the gradient give near the rest shape."""
     rng = np.random.default_rng(4)
     sim = mounted_box_pad_scene()
@@ -59,14 +81,15 @@ def test_mounted_hessian_matches_a_dense_reference():
     H = full_from_upper(sim, sim._hessian(z, friction, x_t, x, coll))
     H_ref, n = reference_hessian(sim, z, friction, x_t, x, coll)  # free-free elastic, mass, contact
     body, dof, u = sim.deformables[0], sim._dof[0], sim._mount_offset
-    axis = sim.mounts[0].axis
+    motion = sim.mounts[0].shape("pad", body.n_vertices)[:, None] * sim.mounts[0].axis
+    assert np.ptp(motion[body.prescribed, 0]) > 0.1 * np.abs(motion[:, 0]).max()  # the shape tilts the back face
     h2 = sim.settings.dt ** 2
     J = np.zeros((3 * body.n_vertices, n))
     for v in range(body.n_vertices):
         if dof[v] >= 0:
             J[3 * v:3 * v + 3, dof[v]:dof[v] + 3] = np.eye(3)
         else:
-            J[3 * v:3 * v + 3, u] = axis
+            J[3 * v:3 * v + 3, u] = motion[v]
     H_el = np.zeros((3 * body.n_vertices,) * 2)
     x_def = sim._deformable_positions(z)[0]
     for block, tet in zip(elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam,
@@ -190,6 +213,7 @@ def test_drive_coupling_reaches_the_mount():
     free = dof >= 0
     ref = np.zeros(sim.n_dof)
     ref[(dof[free][:, None] + np.arange(3)).ravel()] = h2 * forces[free].ravel()
-    ref[u] = h2 * forces[body.prescribed].sum(axis=0) @ sim.mounts[0].axis
+    motion = sim.mounts[0].shape("pad", body.n_vertices)[:, None] * sim.mounts[0].axis
+    ref[u] = h2 * np.sum(forces[body.prescribed] * motion[body.prescribed])
     assert abs(ref[u]) > 0
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-12 * np.abs(ref).max())

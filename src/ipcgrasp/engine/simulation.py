@@ -551,12 +551,14 @@ class Simulation:
     # ------------------------------------------------------------------------------------ layout
     def _assign_mounts(self, mounts, poses):
         """Check the mounts and note, per deformable and per kinematic body, the index of the mount
-        it rides on (-1: none) and each mounted body's initial rotation (drivers may not change it:
-        the mount's axis is fixed in the world)."""
+        it rides on (-1: none), each mounted body's initial rotation (drivers may not change it:
+        the mount's axis is fixed in the world) and the motion (n,3) of its vertices per metre of
+        deflection (mode shape times axis)."""
         self.mounts = mounts
         self._deformable_mount = [-1] * len(self.deformables)
         self._kinematic_mount = [-1] * len(self.kinematics)
         self._mount_rotation = {}
+        self._mount_motion = {}
         for j, mount in enumerate(mounts):
             if not isinstance(mount, CompliantMount):
                 raise ValueError(f"mounts must be CompliantMount instances, got {type(mount).__name__}")
@@ -575,6 +577,7 @@ class Simulation:
                     raise ValueError(f"body {name!r} is on two mounts")
                 table[i] = j
                 self._mount_rotation[name] = _pose_parts(poses.get(name, np.eye(4)))[0].copy()
+                self._mount_motion[name] = mount.shape(name, body.n_vertices)[:, None] * mount.axis
 
     def _build_layout(self, poses):
         nz = 0
@@ -628,13 +631,14 @@ class Simulation:
                     rows.append(3 * c + a)
                     cols.append(dof[dof >= 0] + a)
                     vals.append(np.ones(len(c)))
-                self._map_mounted(rows, cols, vals, self._deformable_mount[i], n + np.flatnonzero(dof < 0))
+                self._map_mounted(rows, cols, vals, self._deformable_mount[i], body.name, n, surf[dof < 0],
+                                  np.flatnonzero(dof < 0))
             else:
                 surf = np.arange(body.n_vertices)
                 faces.append(body.faces + n)
                 if isinstance(body, KinematicBody):
                     self._map_mounted(rows, cols, vals, self._kinematic_mount[self.kinematics.index(body)],
-                                      n + surf)
+                                      body.name, n, surf, surf)
                 if isinstance(body, AffineBody):
                     off = self._affine_offset[self.affines.index(body)]
                     J = affine_jacobian(body.vertices)  # (m,3,12)
@@ -687,16 +691,18 @@ class Simulation:
         self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
                               else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
 
-    def _map_mounted(self, rows, cols, vals, mount, vertices):
-        """Append to the triplets of P the rows of driven collision `vertices` on mount `mount`
-        (-1: none): x = c + u axis."""
+    def _map_mounted(self, rows, cols, vals, mount, name, start, vertices, local):
+        """Append to the triplets of P the rows of the driven `vertices` (body indices) of body
+        `name` on mount `mount` (-1: none), which are collision vertices start + `local`:
+        x = c + u phi a."""
         if mount < 0:
             return
-        for a, coef in enumerate(self.mounts[mount].axis):
-            if coef != 0.0:
-                rows.append(3 * vertices + a)
-                cols.append(np.full(len(vertices), self._mount_offset + mount))
-                vals.append(np.full(len(vertices), coef))
+        motion = self._mount_motion[name][vertices]
+        for a in range(3):
+            moving = motion[:, a] != 0.0
+            rows.append(3 * (start + local[moving]) + a)
+            cols.append(np.full(int(moving.sum()), self._mount_offset + mount))
+            vals.append(motion[moving, a])
 
     def set_gravity(self, gravity):
         """Change the gravity vector (m/s^2) from the next step on."""
@@ -770,7 +776,8 @@ class Simulation:
         self._linked_entries = []
         for body, dof, j in zip(self.deformables, self._dof, self._deformable_mount):
             self._linked_entries.append(None if j < 0 else linked_tet_entries(
-                body.tets, dof, body.prescribed, self._mount_offset + j, self.mounts[j].axis))
+                body.tets, dof, body.prescribed, self._mount_offset + j, self.mounts[j].axis,
+                self.mounts[j].shape(body.name, body.n_vertices)))
         P = self._P
         per_row = np.diff(P.indptr)
         if per_row.max(initial=0) > 4:
@@ -857,8 +864,9 @@ class Simulation:
         if j < 0:
             return x
         u = self.state.mount_u[j] if z is None else z[self._mount_offset + j]
+        body = self.deformables[i]
         x = x.copy()
-        x[self.deformables[i].prescribed] += u * self.mounts[j].axis
+        x[body.prescribed] += u * self._mount_motion[body.name][body.prescribed]
         return x
 
     def _deformable_steps(self, p):
@@ -869,7 +877,8 @@ class Simulation:
             dx[free] = p[z_index]
             j = self._deformable_mount[i]
             if j >= 0:
-                dx[self.deformables[i].prescribed] = p[self._mount_offset + j] * self.mounts[j].axis
+                body = self.deformables[i]
+                dx[body.prescribed] = p[self._mount_offset + j] * self._mount_motion[body.name][body.prescribed]
             steps.append(dx)
         return steps
 
@@ -976,7 +985,8 @@ class Simulation:
             _elastic_gradient(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, grad)
             g[z_index] += h2 * grad[free]
             if j >= 0:  # the prescribed vertices move with their mount's deflection
-                g[self._mount_offset + j] += h2 * float(grad[body.prescribed].sum(axis=0) @ self.mounts[j].axis)
+                g[self._mount_offset + j] += h2 * float(np.sum(grad[body.prescribed]
+                                                               * self._mount_motion[body.name][body.prescribed]))
         for body, off in zip(self.affines, self._affine_offset):
             g[off:off + 12] += h2 * orthogonality_potential_gradient(z[off:off + 12], body.stiffness, body.volume)
         for j, mount in enumerate(self.mounts):
@@ -1156,14 +1166,14 @@ class Simulation:
             j = self._deformable_mount[i]
             if j < 0:
                 continue
-            # a mount's deflection feels the driven vertices it carries: a_mount . (H_pc dc)
+            # a mount's deflection feels the driven vertices it carries: sum_v phi_v a . (H_pc dc)_v
             tets = self._linked_entries[i][0]
             coordinates = (3 * body.tets[tets][:, :, None] + np.arange(3)).reshape(len(tets), 12)
             forces = np.zeros(3 * body.n_vertices)
             _add_coupling_product(forces, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, tets,
                                   coordinates, self.settings.dt ** 2)
-            out[self._mount_offset + j] += float(forces.reshape(-1, 3)[body.prescribed].sum(axis=0)
-                                                 @ self.mounts[j].axis)
+            out[self._mount_offset + j] += float(np.sum(forces.reshape(-1, 3)[body.prescribed]
+                                                        * self._mount_motion[body.name][body.prescribed]))
         return out
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):
@@ -1556,11 +1566,11 @@ class Simulation:
             return affine_positions(self.state.affine_q[self.affines.index(body)], body.vertices)
         x = self.state.kinematic_x[self.kinematics.index(body)].copy()
         j = self._kinematic_mount[self.kinematics.index(body)]
-        return x if j < 0 else x + self.state.mount_u[j] * self.mounts[j].axis
+        return x if j < 0 else x + self.state.mount_u[j] * self._mount_motion[name]
 
     def mount_deflection(self, name) -> float:
-        """Deflection u (m) of the compliant mount `name` along its axis (the spring pushes back
-        with -k u)."""
+        """Deflection u (m) of the compliant mount `name` along its axis where its mode shape is 1
+        (the spring pushes back with -k u)."""
         for j, mount in enumerate(self.mounts):
             if mount.name == name:
                 return float(self.state.mount_u[j])
