@@ -66,8 +66,12 @@ def main():
     rules = a.rules.split(",")
     robust = load_physical_grasps(resolve_data_dir(), OBJECT).robustness[:a.grasps] >= 0.5
     jobs = [(g, k, rule, a.E, a.mu) for rule in rules for k in stiffnesses for g in range(a.grasps)]
+    rows = []
     with ProcessPoolExecutor(a.workers) as pool:
-        rows = list(pool.map(trial, jobs))
+        for row in pool.map(trial, jobs):
+            rows.append(row)
+            print(f"{row['rule']} k={row['stiffness']} grasp {row['grasp']}: {row['label']} ({row['reason'][:50]}), "
+                  f"{row['wall_s']:.1f} s", flush=True)
     rigid = {(r["rule"], r["grasp"]): r["success"] for r in rows if r["stiffness"] is None}
     print(f"{OBJECT}, {a.grasps} grasps ({int(robust.sum())} physically robust), no pose noise, E = {a.E:g} Pa, "
           f"mu = {a.mu:g}")
