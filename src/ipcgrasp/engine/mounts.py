@@ -7,7 +7,8 @@ follows its driver exactly (a Dirichlet condition). On a compliant mount its ver
 
 with `a` the mount's unit axis (world frame), u (m) one extra degree of freedom of the
 simulation shared by every body on the mount, and phi a fixed mode shape per vertex (1 where the
-mount moves rigidly along a; a cantilever's bending shape makes the tip tilt as it deflects). The mount adds to the incremental potential
+mount moves rigidly along a; a cantilever's bending shape makes the tip tilt as it deflects).
+The mount adds to the incremental potential
 
     1/2 m (u - u~)^2 + h^2 1/2 k u^2
 

@@ -60,8 +60,8 @@ from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_st
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
 from ipcgrasp.engine.broadphase import _plane_candidates
-from ipcgrasp.engine.mounts import CompliantMount, _add_linked_hessians, linked_tet_entries
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
+from ipcgrasp.engine.mounts import CompliantMount, _add_linked_hessians, linked_tet_entries
 from ipcgrasp.engine.neohookean import (
     _cofactor_into,
     _deformation_gradient_into,
