@@ -213,10 +213,8 @@ class IpcBackend(Backend):
         return self.sim.body_distance(PADS[0], PADS[1], cutoff)
 
     def finger_deflections(self) -> tuple:
-        """Each finger's tip deflection (m) along its closing direction (negative: pushed open);
-        zeros for rigid fingers."""
         if not self.sim.mounts:
-            return (0.0, 0.0)
+            return super().finger_deflections()
         return tuple(self.sim.mount_deflection(name) for name in FINGERS)
 
     def object_centre(self) -> np.ndarray:
