@@ -1,8 +1,9 @@
 # ipcgrasp study: from meshes to held-out evaluation (DESIGN.md section 5).
 # Run from the repository root:  snakemake -c2 --configfile config/config.yaml   (or ./run.sh study)
 # Stages (one file each in workflow/rules/): data (manifest, split), meshes, calibration, grid,
-# baselines (contact-parameter sweeps of the dynamic baselines), evaluation, benchmarks, notebooks.
-# Stage target rules: split, meshes, calibration, psi_sensitivity, grid, baselines, evaluation,
+# fingers (compliant-finger sweep, off by default), baselines (contact-parameter sweeps of the
+# dynamic baselines), evaluation, benchmarks, notebooks.
+# Stage target rules: split, meshes, calibration, psi_sensitivity, grid, fingers, baselines, evaluation,
 # benchmarks, notebooks (e.g. `snakemake -c2 --configfile config/config.yaml --until grid`).
 
 configfile: "config/config.yaml"
@@ -13,6 +14,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/meshes.smk"
 include: "workflow/rules/calibration.smk"
 include: "workflow/rules/grid.smk"
+include: "workflow/rules/fingers.smk"
 include: "workflow/rules/baselines.smk"
 include: "workflow/rules/evaluation.smk"
 include: "workflow/rules/benchmarks.smk"
@@ -20,7 +22,7 @@ include: "workflow/rules/notebooks.smk"
 
 
 # Jobs that take seconds run in the main snakemake process, also under a cluster executor; the
-# simulation jobs (calibration, psi_sensitivity_cell, grid_cell, baseline_cell,
+# simulation jobs (calibration, psi_sensitivity_cell, grid_cell, finger_cell, baseline_cell,
 # evaluation_simulation, evaluation_dynamic, benchmark_resolution) are the ones submitted.
 localrules:
     all,
@@ -30,6 +32,8 @@ localrules:
     psi_sensitivity,
     grid_merge,
     grid,
+    finger_merge,
+    fingers,
     baseline_sweep,
     baselines,
     evaluation_merge,
@@ -53,6 +57,7 @@ rule all:
         sensitivity_outputs(),
         grid_tables(),
         "results/grid/best.json",
+        finger_outputs(),
         sweep_outputs(),
         "results/evaluation/table.csv",
         "results/evaluation/table.md",

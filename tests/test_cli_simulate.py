@@ -80,6 +80,16 @@ def test_invalid_parameters_are_exit_2(data_dir, capsys):
         capsys.readouterr().err
 
 
+def test_finger_stiffness_reaches_the_trials_and_is_checked(data_dir, capsys, fake_simulator):
+    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "0", "--trials", "1"]
+    assert main(argv + ["--finger-stiffness", "2000"]) == 0
+    assert fake_simulator[-1]["params"].finger_stiffness == 2000.0
+    assert main(argv) == 0
+    assert fake_simulator[-1]["params"].finger_stiffness is None  # rigid unless asked
+    assert main(argv + ["--finger-stiffness", "0"]) == 2
+    assert "SimParams.finger_stiffness must be a real number in (0, 1e+09] N/m" in capsys.readouterr().err
+
+
 def test_simulate_runs_the_trials_prints_the_table_and_writes_json_and_gif(data_dir, tmp_path, capsys,
                                                                           fake_simulator):
     out_json, out_gif = tmp_path / "trials.json", tmp_path / "anim" / "grasp3.gif"

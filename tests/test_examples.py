@@ -1,5 +1,6 @@
 """The scripts in examples/ run as shipped and print / write what they say."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +32,10 @@ def test_gripper_cube_grasps_holds_the_cube_with_every_shipped_gripper(tmp_path)
     for name in ("franka_hand", "robotiq_2f85", "yumi"):
         assert f"{name}: held" in out
     assert (tmp_path / "grippers.png").stat().st_size > 1000
+
+
+def test_finger_stiffness_cube_scores_rigid_and_compliant_fingers(tmp_path):
+    out = _run("finger_stiffness_cube.py", "--grasps", "1", "--stiffness", "rigid,2000", "--out", tmp_path / "rows.json",
+               cwd=tmp_path)
+    assert "| force | rigid | " in out and "| force | 2000 | " in out
+    assert len(json.loads((tmp_path / "rows.json").read_text())["rows"]) == 2

@@ -144,7 +144,7 @@ def _grasp_setup(args):
     gripper = _gripper(args)
     obj, physical = _physical_grasp(args)
     params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, psi_th=args.psi_th, jaw=gripper.pad_kind,
-                       critical_mass=args.critical_mass, **_noise(args))
+                       finger_stiffness=args.finger_stiffness, critical_mass=args.critical_mass, **_noise(args))
     return obj, physical, params, gripper
 
 
@@ -333,7 +333,8 @@ def _cmd_replay(args) -> int:
     if args.config:
         with open(args.config) as stream:
             fixed = yaml.safe_load(stream)["sim"]
-    setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw}
+    setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw,
+               "finger_stiffness": args.finger_stiffness}
     cube = read_cube(args.cube)
     stored = stored_trial(cube, args.object, args.grasp, args.trial, setting, fixed)
     gripper = Gripper.from_description(cube.attrs.get("gripper"), stored.params.jaw, stored.params.pad_resolution)
@@ -517,6 +518,9 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
                         help="strain-energy threshold of the psi rule in J (default: %(default)g; the study's "
                              "calibrated value is in results/calibration/psi_th.json)")
     _add_gripper_arguments(parser)
+    parser.add_argument("--finger-stiffness", type=float, default=None, metavar="N_PER_M",
+                        help="tip bending stiffness of each finger in N/m (default: rigid fingers; "
+                             "docs/compliant_fingers.md)")
     parser.add_argument("--seed", type=int, default=0,
                         help="root seed of the pose noise: trial k of grasp G uses the study's seed of (G, k) "
                              "under this root seed (default: %(default)s)")
@@ -613,6 +617,9 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--mu", type=float, help="the cube's mu (needed when it has several)")
     replay.add_argument("--rule", choices=CLOSE_RULES, help="the cube's close rule (needed when it has several)")
     replay.add_argument("--jaw", help="the cube's jaw (needed when it has several)")
+    replay.add_argument("--finger-stiffness", type=float, metavar="N_PER_M",
+                        help="a finger cube's finger stiffness in N/m, inf for its rigid fingers (needed when "
+                             "it has several)")
     replay.add_argument("--config", metavar="CONFIG.yaml",
                         help="the study's config, for its fixed `sim` parameters (only for cubes without the "
                              "sim_params attribute)")

@@ -33,6 +33,7 @@ def test_dry_run_plans_every_stage(configfile, grid_cells, sweep_cells):
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
     assert counts["grid_cell"] == grid_cells  # one job per (jaw, rule, E, mu, object); one object
+    assert "finger_cell" not in counts or configfile.endswith("smoke.yaml")  # off in the default study
     assert counts["baseline_cell"] == sweep_cells  # one job per (model, stiffness, margin)
     for rule in ("data_manifest", "meshes", "split", "calibration", "grid_merge", "grid", "evaluation_simulation",
                  "evaluation_baseline", "evaluation", "notebook_calibration", "notebook_grid_search",
@@ -57,6 +58,25 @@ def test_a_study_without_dynamic_baselines_or_image_quality_drops_their_jobs_and
     assert counts["evaluation_baseline"] == 2 and counts["notebook_failure_modes"] == 1
     assert "contact_artifacts.png" in result.stdout
     assert "image_quality_vs_simulation" not in result.stdout and "baseline_sensitivity" not in result.stdout
+
+
+def test_the_finger_sweep_runs_beside_e_and_mu_and_reuses_the_grids_rigid_cells(tmp_path):
+    config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    config["grid"]["E"] = [1e7, 1e8]
+    config["fingers"] = {"stiffness": [1000.0, 3000.0], "E": [1e8]}
+    path = tmp_path / "fingers.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = dry_run("--forceall", "--configfile", str(path))
+    assert result.returncode == 0, result.stderr
+    counts = job_counts(result.stdout)
+    assert counts["finger_cell"] == 2 * 2  # (stiffness) x (rule) at the one E and mu, one jaw, one object
+    assert counts["finger_merge"] == counts["fingers"] == 1
+    assert counts["grid_cell"] == 2 * 2  # the grid itself is unchanged
+    assert "results/fingers/rounded/force/k3000_E1e8_mu0.4/cube_3cm.nc" in result.stdout
+    config["fingers"]["mu"] = [0.5]  # not a grid value: no rigid cells to compare with
+    path.write_text(yaml.safe_dump(config))
+    result = dry_run("--forceall", "--configfile", str(path))
+    assert result.returncode != 0 and "fingers.mu" in result.stdout + result.stderr
 
 
 def test_config_yaml_spells_out_the_schema_defaults():
@@ -89,6 +109,7 @@ def test_every_schema_key_has_description_default_and_range():
     ("baselines:\n  penalty:\n    margin: [0.0]\n", "margin"),
     ("evaluation:\n  models: [isaac_gym]\n", "isaac_gym"),
     ("evaluation:\n  critical_mass: 1\n", "critical_mass"),
+    ("fingers:\n  stiffness: [0.0]\n", "stiffness"),
 ])
 def test_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, bad, key):
     config = tmp_path / "bad.yaml"

@@ -37,6 +37,7 @@ GRIPPER = config["gripper"]  # a shipped description's name or a description fil
 CALIBRATION = config["calibration"]
 GRID = config["grid"]
 EVALUATION = config["evaluation"]
+FINGERS = config["fingers"]
 BASELINES = config["baselines"]
 
 OBJECTS = sorted(config["objects"]) or list_objects(DATA_DIR)
@@ -50,6 +51,15 @@ E_LABELS = [value_label(E) for E in GRID["E"]]
 MU_LABELS = [value_label(mu) for mu in GRID["mu"]]
 CALIBRATION_E = sorted(set(GRID["E"]) | {CALIBRATION["E_ref"]})
 FACTOR_LABELS = [value_label(f) for f in CALIBRATION["sensitivity_factors"]]
+# the compliant-finger sweep: at grid values only (the grid's cells are its rigid fingers)
+for _key in ("E", "mu"):
+    _outside = sorted(set(FINGERS[_key]) - set(GRID[_key]))
+    if _outside:
+        raise WorkflowError(f"fingers.{_key}: {_outside} are not in grid.{_key} {GRID[_key]}; the sweep compares with "
+                            f"the grid's rigid fingers at the same values: add them to grid.{_key} or remove them")
+FINGER_LABELS = [value_label(k) for k in FINGERS["stiffness"]]
+FINGER_E_LABELS = [value_label(E) for E in FINGERS["E"] or GRID["E"]]
+FINGER_MU_LABELS = [value_label(mu) for mu in FINGERS["mu"] or GRID["mu"]]
 
 _unknown_models = sorted(set(EVALUATION["models"]) - set(MODELS))
 if _unknown_models:
@@ -88,6 +98,26 @@ def object_data(wildcards):
 def grid_cells(jaw):
     return expand("results/grid/{jaw}/{rule}/E{E}_mu{mu}/{object}.nc", jaw=jaw, rule=GRID["rules"],
                   E=E_LABELS, mu=MU_LABELS, object=TRAINING_OBJECTS)
+
+
+FINGER_CELL = "results/fingers/{jaw}/{rule}/k{stiffness}_E{E}_mu{mu}/{object}.nc"
+
+
+def finger_cells(jaw):
+    """The compliant cells of one jaw's finger sweep and the grid's rigid cells at the same values."""
+    compliant = expand(FINGER_CELL, jaw=jaw, rule=GRID["rules"], stiffness=FINGER_LABELS, E=FINGER_E_LABELS,
+                       mu=FINGER_MU_LABELS, object=TRAINING_OBJECTS)
+    rigid = expand("results/grid/{jaw}/{rule}/E{E}_mu{mu}/{object}.nc", jaw=jaw, rule=GRID["rules"],
+                   E=FINGER_E_LABELS, mu=FINGER_MU_LABELS, object=TRAINING_OBJECTS)
+    return {"compliant": compliant, "rigid": rigid}
+
+
+def finger_outputs():
+    """The finger sweep's outputs; none while fingers.stiffness is empty."""
+    if not FINGER_LABELS:
+        return []
+    return [*expand("results/fingers/{jaw}.nc", jaw=GRID["jaws"]), "results/fingers/scores.csv",
+            "results/fingers/scores.md"]
 
 
 F1_TABLE = "results/grid/f1_{jaw}_{rule}.{ext}"

@@ -1,4 +1,6 @@
-"""One grid job: the training grasps of one object at one (jaw, rule, E, mu) (snakemake script)."""
+"""One grid job: the training grasps of one object at one (jaw, rule, E, mu), and with compliant
+fingers (rule finger_cell, params.finger_stiffness in N/m) one job of the finger sweep (snakemake
+script)."""
 
 import json
 import sys
@@ -16,11 +18,16 @@ settings = {"E": p.E, "mu": p.mu, "jaw": wc.jaw, "close_rule": wc.rule}
 if wc.rule == "psi":
     with open(sm.input.psi_th) as stream:
         settings["psi_th"] = psi_th_at(json.load(stream), p.E_ref)
+scalars = {"jaw": wc.jaw, "rule": wc.rule, "E": p.E, "mu": p.mu, "object": wc.object}
+finger_stiffness = getattr(p, "finger_stiffness", None)  # only the finger sweep's cells have it
+if finger_stiffness is not None:
+    settings["finger_stiffness"] = scalars["finger_stiffness"] = finger_stiffness
 params = study_params(p.sim, **settings)
 print(params)
 obj, physical = load_study_object(p.data_dir, wc.object, load_registry(sm.input.registry))
 grasps = load_split(sm.input.split)["training"][wc.object]
 cell = simulate_cell(obj, physical, grasps, params, p.trials, p.seed,
-                     scalars={"jaw": wc.jaw, "rule": wc.rule, "E": p.E, "mu": p.mu, "object": wc.object},
-                     attrs={**provenance_attrs(sm.config, p.seed), "stage": "grid"}, log=print, gripper=p.gripper)
+                     scalars=scalars, attrs={**provenance_attrs(sm.config, p.seed),
+                                             "stage": "grid" if finger_stiffness is None else "fingers"},
+                     log=print, gripper=p.gripper)
 write_netcdf_atomic(cell, sm.output[0])

@@ -297,6 +297,13 @@ def build_model(obj, object_pose, tooltip_poses, params, settings: MujocoSetting
     return mujoco.MjModel.from_xml_string(xml)
 
 
+def require_rigid_fingers(params) -> None:
+    """Raise ValueError when params ask for compliant fingers, which this model does not have."""
+    if params.finger_stiffness is not None:
+        raise ValueError(f"SimParams.finger_stiffness = {params.finger_stiffness} N/m: the MuJoCo baseline has "
+                         "rigid fingers only; fix: leave finger_stiffness None (rigid) for mujoco_flex")
+
+
 class MujocoBackend(Backend):
     """One trial's MuJoCo model as a grasp backend (`grasp.backend`): the jaws' slide joints and
     the lift joint follow the procedure through their position actuators. `artifacts` collects
@@ -305,6 +312,7 @@ class MujocoBackend(Backend):
     has_strain_energy = False
 
     def __init__(self, obj, object_pose, tooltip_poses, params, gripper: Gripper, settings: MujocoSettings):
+        require_rigid_fingers(params)
         self.obj, self.params, self.settings = obj, params, settings
         self.model = build_model(obj, object_pose, tooltip_poses, params, settings, gripper)
         self.data = mujoco.MjData(self.model)
@@ -445,6 +453,7 @@ def predict(obj, object_pose, grasp_pose, params, seed, **mujoco_settings) -> Pr
     perturbed with `seed`, then the grasp procedure (`grasp.procedure`) on a `MujocoBackend`
     under the force close rule (MuJoCo's flex has no strain energy to read). `mujoco_settings`
     are `MujocoSettings` fields (stiffness, damping, margin, dt)."""
+    require_rigid_fingers(params)
     started = time.perf_counter()
     try:
         settings = MujocoSettings(**mujoco_settings)

@@ -66,6 +66,7 @@ from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, Kinematic
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
 from ipcgrasp.engine.broadphase import _plane_candidates
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
+from ipcgrasp.engine.mounts import CompliantMount, _add_linked_hessians, linked_tet_entries
 from ipcgrasp.engine.neohookean import (
     _cofactor_into,
     _deformation_gradient_into,
@@ -153,7 +154,10 @@ class SolverSettings:
 @dataclass
 class State:
     """Everything that evolves: deformable positions/velocities (per body, world frame, m, m/s),
-    affine coordinates q and their rates (per body), kinematic vertex positions, time (s)."""
+    affine coordinates q and their rates (per body), kinematic vertex positions, time (s), and
+    the deflections u (m) and their rates (m/s) of the compliant mounts (`mounts`). Driven
+    vertices on a mount are stored where their driver put them; they sit u along its axis from
+    there (`Simulation.vertices`)."""
 
     time: float
     deformable_x: list
@@ -161,11 +165,13 @@ class State:
     affine_q: list
     affine_qdot: list
     kinematic_x: list
+    mount_u: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mount_udot: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def copy(self) -> "State":
         return State(self.time, [a.copy() for a in self.deformable_x], [a.copy() for a in self.deformable_v],
                      [a.copy() for a in self.affine_q], [a.copy() for a in self.affine_qdot],
-                     [a.copy() for a in self.kinematic_x])
+                     [a.copy() for a in self.kinematic_x], self.mount_u.copy(), self.mount_udot.copy())
 
 
 @dataclass
@@ -549,11 +555,14 @@ class Simulation:
     poses: name -> initial 4x4 pose (identity when missing); ground: Ground or None;
     friction: {(name_a, name_b): mu} (use "ground" as a name for the ground; default
     ground.mu); default_friction: mu for unlisted pairs; ignore_pairs: pairs of names that never
-    touch (e.g. a pad and the backing it is glued to).
+    touch (e.g. a pad and the backing it is glued to); mounts: `mounts.CompliantMount`s whose
+    driven bodies follow their drivers through a spring (default none: drivers are followed
+    exactly).
     """
 
     def __init__(self, bodies, poses=None, ground: Ground | None = None, friction=None,
-                 default_friction: float = 0.0, ignore_pairs=(), settings: SolverSettings | None = None):
+                 default_friction: float = 0.0, ignore_pairs=(), settings: SolverSettings | None = None,
+                 mounts=()):
         self.settings = settings or SolverSettings()
         self.bodies = list(bodies)
         names = [b.name for b in self.bodies]
@@ -568,6 +577,7 @@ class Simulation:
         self.deformables = [b for b in self.bodies if isinstance(b, DeformableBody)]
         self.affines = [b for b in self.bodies if isinstance(b, AffineBody)]
         self.kinematics = [b for b in self.bodies if isinstance(b, KinematicBody)]
+        self._assign_mounts(list(mounts), poses)
         self._build_layout(poses)
         self._build_collision_mesh(friction or {}, default_friction, ignore_pairs)
         self._build_mass()
@@ -589,6 +599,36 @@ class Simulation:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
 
     # ------------------------------------------------------------------------------------ layout
+    def _assign_mounts(self, mounts, poses):
+        """Check the mounts and note, per deformable and per kinematic body, the index of the mount
+        it rides on (-1: none), each mounted body's initial rotation (drivers may not change it:
+        the mount's axis is fixed in the world) and the motion (n,3) of its vertices per metre of
+        deflection (mode shape times axis)."""
+        self.mounts = mounts
+        self._deformable_mount = [-1] * len(self.deformables)
+        self._kinematic_mount = [-1] * len(self.kinematics)
+        self._mount_rotation = {}
+        self._mount_motion = {}
+        for j, mount in enumerate(mounts):
+            if not isinstance(mount, CompliantMount):
+                raise ValueError(f"mounts must be CompliantMount instances, got {type(mount).__name__}")
+            for name in mount.bodies:
+                if name not in self.index:
+                    raise ValueError(f"mount {mount.name!r} holds unknown body {name!r}")
+                body = self.bodies[self.index[name]]
+                if isinstance(body, DeformableBody) and body.prescribed.size:
+                    table, i = self._deformable_mount, self.deformables.index(body)
+                elif isinstance(body, KinematicBody):
+                    table, i = self._kinematic_mount, self.kinematics.index(body)
+                else:
+                    raise ValueError(f"mount {mount.name!r}: body {name!r} is not driven (a deformable body "
+                                     "with prescribed vertices or a kinematic body)")
+                if table[i] >= 0:
+                    raise ValueError(f"body {name!r} is on two mounts")
+                table[i] = j
+                self._mount_rotation[name] = _pose_parts(poses.get(name, np.eye(4)))[0].copy()
+                self._mount_motion[name] = mount.shape(name, body.n_vertices)[:, None] * mount.axis
+
     def _build_layout(self, poses):
         nz = 0
         self._dof = []  # per deformable: (n,) first z index of each vertex, -1 if prescribed
@@ -614,11 +654,13 @@ class Simulation:
         for body in self.kinematics:
             R, t = _pose_parts(poses.get(body.name, np.eye(4)))
             x_kin.append(body.vertices @ R.T + t)
+        self._mount_offset = nz  # the mounts' deflections are the last degrees of freedom
+        nz += len(self.mounts)
         self.n_dof = nz
         # per deformable: its free vertices and their (n_free, 3) indices into z
         self._free_vertex_dofs = [(np.flatnonzero(dof >= 0), dof[dof >= 0][:, None] + np.arange(3))
                                   for dof in self._dof]
-        self.state = State(0.0, x_def, v_def, q, qdot, x_kin)
+        self.state = State(0.0, x_def, v_def, q, qdot, x_kin, np.zeros(len(self.mounts)), np.zeros(len(self.mounts)))
 
     def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
         """Stack every body's contact surface into one collision mesh and the map x = P z + c."""
@@ -632,15 +674,21 @@ class Simulation:
                 local = -np.ones(body.n_vertices, dtype=np.int64)
                 local[surf] = np.arange(len(surf))
                 faces.append(local[body.faces] + n)
-                dof = self._dof[self.deformables.index(body)][surf]
+                i = self.deformables.index(body)
+                dof = self._dof[i][surf]
                 c = n + np.flatnonzero(dof >= 0)
                 for a in range(3):
                     rows.append(3 * c + a)
                     cols.append(dof[dof >= 0] + a)
                     vals.append(np.ones(len(c)))
+                self._map_mounted(rows, cols, vals, self._deformable_mount[i], body.name, n, surf[dof < 0],
+                                  np.flatnonzero(dof < 0))
             else:
                 surf = np.arange(body.n_vertices)
                 faces.append(body.faces + n)
+                if isinstance(body, KinematicBody):
+                    self._map_mounted(rows, cols, vals, self._kinematic_mount[self.kinematics.index(body)],
+                                      body.name, n, surf, surf)
                 if isinstance(body, AffineBody):
                     off = self._affine_offset[self.affines.index(body)]
                     J = affine_jacobian(body.vertices)  # (m,3,12)
@@ -695,6 +743,19 @@ class Simulation:
         self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
                               else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
 
+    def _map_mounted(self, rows, cols, vals, mount, name, start, vertices, local):
+        """Append to the triplets of P the rows of the driven `vertices` (body indices) of body
+        `name` on mount `mount` (-1: none), which are collision vertices start + `local`:
+        x = c + u phi a."""
+        if mount < 0:
+            return
+        motion = self._mount_motion[name][vertices]
+        for a in range(3):
+            moving = motion[:, a] != 0.0
+            rows.append(3 * (start + local[moving]) + a)
+            cols.append(np.full(int(moving.sum()), self._mount_offset + mount))
+            vals.append(motion[moving, a])
+
     def set_gravity(self, gravity):
         """Change the gravity vector (m/s^2) from the next step on."""
         self.settings.gravity = tuple(float(v) for v in gravity)
@@ -715,6 +776,10 @@ class Simulation:
                 rows.append(dof[free] + a)
                 cols.append(dof[free] + a)
                 vals.append(body.masses[free])
+        if self.mounts:
+            rows.append(self._mount_offset + np.arange(len(self.mounts)))
+            cols.append(rows[-1])
+            vals.append(np.array([m.mass for m in self.mounts]))
         for body, off in zip(self.affines, self._affine_offset):
             idx = off + np.arange(12)
             rows.append(np.repeat(idx, 12))
@@ -758,6 +823,13 @@ class Simulation:
         for off in self._affine_offset:
             idx = off + np.arange(12)
             self._ortho_entries.append((np.repeat(idx, 12), np.tile(idx, 12)))
+        # per deformable on a mount: the elastic Hessian entries its prescribed vertices carry onto
+        # the mount's degree of freedom (mounts.linked_tet_entries), else None
+        self._linked_entries = []
+        for body, dof, j in zip(self.deformables, self._dof, self._deformable_mount):
+            self._linked_entries.append(None if j < 0 else linked_tet_entries(
+                body.tets, dof, body.prescribed, self._mount_offset + j, self.mounts[j].axis,
+                self.mounts[j].shape(body.name, body.n_vertices)))
         P = self._P
         per_row = np.diff(P.indptr)
         if per_row.max(initial=0) > 4:
@@ -769,7 +841,8 @@ class Simulation:
         row = np.repeat(np.arange(P.shape[0]), per_row)
         self._z_index[row, slot] = P.indices
         self._z_coef[row, slot] = P.data
-        static = [self._mass_entries[:2], *self._tet_entries, *self._ortho_entries]
+        static = [self._mass_entries[:2], *self._tet_entries, *self._ortho_entries,
+                  *[(e[1], e[2]) for e in self._linked_entries if e is not None]]
         keys = [c * self.n_dof + r for r, c in static]
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
         self._set_hessian_pattern(np.unique(keys))
@@ -785,6 +858,10 @@ class Simulation:
         self._indptr = np.searchsorted(cols, np.arange(n + 1))
         self._tet_slots = [_pattern_slots(self._indptr, self._indices, r, c) for r, c in self._tet_entries]
         self._ortho_slots = [_pattern_slots(self._indptr, self._indices, r, c) for r, c in self._ortho_entries]
+        self._linked_slots = [None if e is None else _pattern_slots(self._indptr, self._indices, e[1], e[2])
+                              for e in self._linked_entries]
+        mount_dofs = self._mount_offset + np.arange(len(self.mounts))
+        self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
         r, c, m = self._mass_entries
         self._mass_data = np.zeros(len(keys))
         _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
@@ -817,17 +894,54 @@ class Simulation:
             z[z_index] = x[free]
         for q, off in zip(qs, self._affine_offset):
             z[off:off + 12] = q
+        z[self._mount_offset:] = state.mount_udot if velocities else state.mount_u
         return z
 
-    def _deformable_positions(self, z):
+    def _deformable_positions(self, z, deflected=True):
         """Vertex positions (n,3) of each deformable body: free vertices from z, prescribed ones
-        from the state."""
+        from the state, moved by their mount's deflection in z unless `deflected` is False (the
+        form the state stores)."""
         out = []
-        for x, (free, z_index) in zip(self.state.deformable_x, self._free_vertex_dofs):
+        for i, (x, (free, z_index)) in enumerate(zip(self.state.deformable_x, self._free_vertex_dofs)):
             x = x.copy()
             x[free] = z[z_index]
+            if deflected:
+                x = self._deflected(i, x, z)
             out.append(x)
         return out
+
+    def _deflected(self, i, x, z=None):
+        """Positions x (n,3) of deformable i as stored, with its prescribed vertices moved by its
+        mount's deflection (from z, default the state's); x itself when it has no mount."""
+        j = self._deformable_mount[i]
+        if j < 0:
+            return x
+        u = self.state.mount_u[j] if z is None else z[self._mount_offset + j]
+        body = self.deformables[i]
+        x = x.copy()
+        x[body.prescribed] += u * self._mount_motion[body.name][body.prescribed]
+        return x
+
+    def _deformable_steps(self, p):
+        """Per deformable body, the displacements (n,3) of its vertices under a step p of z."""
+        steps = []
+        for i, (x, (free, z_index)) in enumerate(zip(self.state.deformable_x, self._free_vertex_dofs)):
+            dx = np.zeros_like(x)
+            dx[free] = p[z_index]
+            j = self._deformable_mount[i]
+            if j >= 0:
+                body = self.deformables[i]
+                dx[body.prescribed] = p[self._mount_offset + j] * self._mount_motion[body.name][body.prescribed]
+            steps.append(dx)
+        return steps
+
+    def _store_positions(self, z):
+        """Write the free positions and mount deflections of z into the state."""
+        for i, x in enumerate(self._deformable_positions(z, deflected=False)):
+            self.state.deformable_x[i] = x
+        for j, off in enumerate(self._affine_offset):
+            self.state.affine_q[j] = z[off:off + 12].copy()
+        self.state.mount_u = z[self._mount_offset:].copy()
 
     def collision_positions(self, z=None) -> np.ndarray:
         """Contact-surface vertex positions (N,3) in m for DOF vector z (default: the state's)."""
@@ -906,6 +1020,8 @@ class Simulation:
             e += h2 * _elastic_energy(x, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam)
         for body, off in zip(self.affines, self._affine_offset):
             e += h2 * orthogonality_potential(z[off:off + 12], body.stiffness, body.volume)
+        for j, mount in enumerate(self.mounts):
+            e += mount.energy(z[self._mount_offset + j], h2)
         x = self.collision_positions(z)
         if coll is None:
             coll = self._collisions(x, candidate_pairs)
@@ -937,13 +1053,18 @@ class Simulation:
         """Gradient of inertia + h^2 (elastic + orthogonality) in z."""
         h2 = self.settings.dt ** 2
         g = self._M @ (z - z_tilde)
-        for body, x_def, (free, z_index) in zip(self.deformables, self._deformable_positions(z),
-                                                self._free_vertex_dofs):
+        for body, x_def, (free, z_index), j in zip(self.deformables, self._deformable_positions(z),
+                                                   self._free_vertex_dofs, self._deformable_mount):
             grad = np.empty_like(x_def)
             _elastic_gradient(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, grad)
             g[z_index] += h2 * grad[free]
+            if j >= 0:  # the prescribed vertices move with their mount's deflection
+                g[self._mount_offset + j] += h2 * float(np.sum(grad[body.prescribed]
+                                                               * self._mount_motion[body.name][body.prescribed]))
         for body, off in zip(self.affines, self._affine_offset):
             g[off:off + 12] += h2 * orthogonality_potential_gradient(z[off:off + 12], body.stiffness, body.volume)
+        for j, mount in enumerate(self.mounts):
+            g[self._mount_offset + j] += h2 * mount.stiffness * z[self._mount_offset + j]
         return g
 
     def _gradient(self, z, z_tilde, friction, x_t, x, coll):
@@ -1008,6 +1129,11 @@ class Simulation:
                 self.deformables, x_defs, self._tet_slots, self._svd_rotations, self._tet_hessian_cache):
             _add_elastic_hessians(data, slots, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, h2,
                                   rotations, F_cached, H_cached, ELASTIC_HESSIAN_REUSE)
+        for linked, slots, (_, H_cached) in zip(self._linked_entries, self._linked_slots, self._tet_hessian_cache):
+            if linked is not None:
+                _add_linked_hessians(data, slots, linked[3], linked[0], H_cached, h2)
+        for j, mount in enumerate(self.mounts):
+            data[self._mount_slots[j]] += h2 * mount.stiffness
         for body, off, slots in zip(self.affines, self._affine_offset, self._ortho_slots):
             H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
             _add_scaled(data, slots, H.ravel(), h2)
@@ -1049,6 +1175,9 @@ class Simulation:
                 raise ValueError(f"driver for unknown body {name!r}")
             body = self.bodies[self.index[name]]
             R, t = _pose_parts(pose)
+            if name in self._mount_rotation and not np.allclose(R, self._mount_rotation[name], rtol=0, atol=1e-9):
+                raise ValueError(f"body {name!r} is on a compliant mount, whose axis is fixed in the world: its "
+                                 "driver may translate it but not rotate it")
             if isinstance(body, DeformableBody):
                 if not body.prescribed.size:
                     raise ValueError(f"body {name!r} has no prescribed vertices to drive")
@@ -1095,7 +1224,7 @@ class Simulation:
             dz = np.zeros(self.n_dof)
         targets = {}
         for i, body in enumerate(self.deformables):
-            xi = self._deformable_positions(z + dz)[i]
+            xi = self._deformable_positions(z + dz, deflected=False)[i]  # mount deflections stay
             if i in targets_def:
                 xi[body.prescribed] = targets_def[i]
             targets[i] = xi
@@ -1111,6 +1240,18 @@ class Simulation:
                                                     self._coupling_tets):
             _add_coupling_product(out, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled,
                                   free, self.settings.dt ** 2)
+        for i, (body, x_def, dx) in enumerate(zip(self.deformables, self._deformable_positions(z), dc)):
+            j = self._deformable_mount[i]
+            if j < 0:
+                continue
+            # a mount's deflection feels the driven vertices it carries: sum_v phi_v a . (H_pc dc)_v
+            tets = self._linked_entries[i][0]
+            coordinates = (3 * body.tets[tets][:, :, None] + np.arange(3)).reshape(len(tets), 12)
+            forces = np.zeros(3 * body.n_vertices)
+            _add_coupling_product(forces, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, tets,
+                                  coordinates, self.settings.dt ** 2)
+            out[self._mount_offset + j] += float(np.sum(forces.reshape(-1, 3)[body.prescribed]
+                                                        * self._mount_motion[body.name][body.prescribed]))
         return out
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):
@@ -1140,7 +1281,7 @@ class Simulation:
         place(1.0)
         alpha = 1.0 if self._penalty else self._ccd_fraction(x0, self.collision_positions())
         alpha = min(alpha, self._noninverting_fraction(
-            [old_def.get(i) for i in range(len(self.deformables))],
+            [self._deflected(i, old_def[i]) if i in old_def else None for i in range(len(self.deformables))],
             [targets_def[i] - old_def[i] if i in targets_def else None for i in range(len(self.deformables))]))
         if alpha < 1.0:
             place(alpha)
@@ -1263,10 +1404,7 @@ class Simulation:
     def _place(self, z):
         """Write the free positions of z into the state (velocities are set when the step is
         accepted)."""
-        for i, x in enumerate(self._deformable_positions(z)):
-            self.state.deformable_x[i] = x
-        for j, off in enumerate(self._affine_offset):
-            self.state.affine_q[j] = z[off:off + 12].copy()
+        self._store_positions(z)
         self._refresh_driven()
 
     def _predicted(self, z_t, v_t):
@@ -1360,10 +1498,7 @@ class Simulation:
             # iterate's contact set: all lie on the segment x -> x + dx.
             pairs = self._candidates(x, x + dx, self.dhat)
             alpha = 1.0 if self._penalty else min(1.0, self._ccd_fraction(x, x + dx, pairs))
-            x_defs, dx_defs = self._deformable_positions(z), []
-            for x_def, (free, z_index) in zip(x_defs, self._free_vertex_dofs):
-                dx_defs.append(np.zeros_like(x_def))
-                dx_defs[-1][free] = p[z_index]
+            x_defs, dx_defs = self._deformable_positions(z), self._deformable_steps(p)
             alpha = min(alpha, self._noninverting_fraction(x_defs, dx_defs))
             if terms is None:
                 terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
@@ -1430,12 +1565,12 @@ class Simulation:
         v = (z - z_t) / h
         state = self.state
         new_x = self._deformable_positions(z)
+        self._store_positions(z)
         for i, (free, z_index) in enumerate(self._free_vertex_dofs):
             state.deformable_v[i][free] = v[z_index]
-            state.deformable_x[i] = new_x[i]
         for j, off in enumerate(self._affine_offset):
-            state.affine_q[j] = z[off:off + 12].copy()
             state.affine_qdot[j] = v[off:off + 12].copy()
+        state.mount_udot = v[self._mount_offset:].copy()
         state.time += h
         self._x = x
         self._accepted_contacts = (x, coll)
@@ -1452,7 +1587,7 @@ class Simulation:
         forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
         fric = self._resultants(friction.vertices, friction.bodies, forces, B)
         strain = {body.name: float(tet_energies(xd, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam).sum())
-                  for body, xd in zip(self.deformables, state.deformable_x)}
+                  for body, xd in zip(self.deformables, new_x)}
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
                          driver_fraction=driver_fraction, driver_lag=driver_lag, min_distance=min_distance,
                          n_contacts=n_contacts, barrier_stiffness=kappa,
@@ -1505,10 +1640,21 @@ class Simulation:
         """World positions (n,3) m of all vertices of a body."""
         body = self.bodies[self.index[name]]
         if isinstance(body, DeformableBody):
-            return self.state.deformable_x[self.deformables.index(body)].copy()
+            i = self.deformables.index(body)
+            return self._deflected(i, self.state.deformable_x[i]).copy()
         if isinstance(body, AffineBody):
             return affine_positions(self.state.affine_q[self.affines.index(body)], body.vertices)
-        return self.state.kinematic_x[self.kinematics.index(body)].copy()
+        x = self.state.kinematic_x[self.kinematics.index(body)].copy()
+        j = self._kinematic_mount[self.kinematics.index(body)]
+        return x if j < 0 else x + self.state.mount_u[j] * self._mount_motion[name]
+
+    def mount_deflection(self, name) -> float:
+        """Deflection u (m) of the compliant mount `name` along its axis where its mode shape is 1
+        (the spring pushes back with -k u)."""
+        for j, mount in enumerate(self.mounts):
+            if mount.name == name:
+                return float(self.state.mount_u[j])
+        raise ValueError(f"no mount named {name!r}; mounts are {[m.name for m in self.mounts]}")
 
     def set_affine_velocity(self, name, linear=(0.0, 0.0, 0.0)):
         """Give an affine body a linear velocity (m/s) and no rotation rate."""

@@ -92,6 +92,11 @@ class Backend(ABC):
     def pad_pad_distance(self, cutoff: float) -> float:
         """Distance (m) between the two pads; inf beyond `cutoff` (m)."""
 
+    def finger_deflections(self) -> tuple:
+        """Each finger's deflection (m) at its tooltip along its closing direction (negative:
+        pushed open); zeros for rigid fingers, the default."""
+        return (0.0, 0.0)
+
     def object_height(self) -> float:
         """Height (m) of the object's lowest point above the ground."""
         return float(self.object_vertices()[:, 2].min())

@@ -1,6 +1,9 @@
 """The IPC engine as a grasp backend (`grasp.backend`): the object as an affine body resting on
 the ground, each jaw a Neo-Hookean pad whose back face is glued to a kinematic backing plate,
-both driven by the jaw's tooltip pose. With SimParams.contact_model "penalty" the same scene runs
+both driven by the jaw's tooltip pose. With SimParams.finger_stiffness the backing and the pad's
+back face of each jaw ride on a compliant mount (`engine.mounts`): the finger bends as a
+cantilever along its closing direction, u = F / k at the tooltip under a steady load F there,
+and the pad tilts with the bending shape. With SimParams.contact_model "penalty" the same scene runs
 the engine's penalty (BLEM) contact instead of the barrier: the penalty baseline."""
 
 from __future__ import annotations
@@ -10,14 +13,17 @@ import numpy as np
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import candidates
+from ipcgrasp.engine.mounts import CompliantMount
 from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
-from ipcgrasp.grasp.params import CONTACTS_PER_PAD, STATIC_SPEED_FACTOR, SimParams
+from ipcgrasp.grasp.params import (CONTACTS_PER_PAD, FINGER_EFFECTIVE_MASS, FINGER_LENGTH, STATIC_SPEED_FACTOR,
+                                   SimParams)
 from ipcgrasp.grasp.stability import contact_average, contact_point_forces, contact_points
 
 OBJECT, PADS, BACKINGS = "object", ("pad0", "pad1"), ("backing0", "backing1")
+FINGERS = ("finger0", "finger1")
 
 
 def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, params: SimParams) -> Simulation:
@@ -42,7 +48,32 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
     friction = {(OBJECT, PADS[0]): params.mu, (OBJECT, PADS[1]): params.mu, (OBJECT, "ground"): params.mu_ground}
     return Simulation(bodies, poses=poses, ground=Ground(mu=params.mu_ground), friction=friction,
                       default_friction=params.mu, ignore_pairs=[(PADS[0], BACKINGS[0]), (PADS[1], BACKINGS[1])],
-                      settings=settings)
+                      settings=settings, mounts=finger_mounts(tooltip_poses, params, pad.nodes, backing.vertices))
+
+
+def cantilever_shape(along, length: float = FINGER_LENGTH) -> np.ndarray:
+    """Bending shape phi of a cantilever finger clamped `length` (m) behind its tooltip, loaded at
+    the tooltip: the deflection of points `along` (m, tooltip-frame x: along the finger, toward
+    its tip) per metre of tooltip deflection. Euler-Bernoulli, phi(s) = (3 s^2 L - s^3) / (2 L^3)
+    at s = L + along from the clamp (phi = 1 at the tooltip, 0 at the clamp); beyond the load
+    point the finger carries no moment and stays straight, phi = 1 + 1.5 along / L: a tooltip
+    deflection u tilts the tip by 1.5 u / L (rad)."""
+    s = np.clip(length + np.asarray(along, dtype=np.float64), 0.0, None)
+    bent = (3.0 * s * s * length - s ** 3) / (2.0 * length ** 3)
+    straight = 1.0 + 1.5 * (s - length) / length
+    return np.where(s <= length, bent, straight)
+
+
+def finger_mounts(tooltip_poses, params: SimParams, pad_nodes, backing_vertices) -> list:
+    """One compliant mount per jaw carrying its pad's back face and its backing along the jaw's
+    closing direction (the tooltip frame's z axis) with the cantilever's bending shape (pad nodes
+    and backing vertices in the tooltip frame), or none for rigid fingers."""
+    if params.finger_stiffness is None:
+        return []
+    shapes = {"pad": cantilever_shape(pad_nodes[:, 0]), "backing": cantilever_shape(backing_vertices[:, 0])}
+    return [CompliantMount(FINGERS[i], (PADS[i], BACKINGS[i]), np.asarray(tooltip_poses[i])[:3, 2],
+                           params.finger_stiffness, FINGER_EFFECTIVE_MASS,
+                           shapes={PADS[i]: shapes["pad"], BACKINGS[i]: shapes["backing"]}) for i in range(2)]
 
 
 def _collisions(sim: Simulation, body: str, others) -> tuple:
@@ -180,6 +211,11 @@ class IpcBackend(Backend):
 
     def pad_pad_distance(self, cutoff: float) -> float:
         return self.sim.body_distance(PADS[0], PADS[1], cutoff)
+
+    def finger_deflections(self) -> tuple:
+        if not self.sim.mounts:
+            return super().finger_deflections()
+        return tuple(self.sim.mount_deflection(name) for name in FINGERS)
 
     def object_centre(self) -> np.ndarray:
         pose = self.object_pose()

@@ -30,6 +30,15 @@ MAX_EXTRA_LIFT = 5e-3
 """How far (m) beyond lift_height the jaws may rise while the object lags behind them."""
 MIN_SHAKE_STEPS = 8
 """Time steps per shake cycle below which the shake's sinusoid is not resolved."""
+FINGER_LENGTH = 0.067
+"""Free length (m) of a compliant finger from where the gripper body clamps it to its tooltip
+(docs/compliant_fingers.md): the YuMi's tooltips sit 160.1 mm from the flange and its base mesh
+(yumi_meshes/base.stl) is 93.1 mm tall. Sets how much the pad tilts as the finger bends."""
+FINGER_EFFECTIVE_MASS = 5e-3
+"""Mass (kg) that moves with a compliant finger's tip deflection (docs/compliant_fingers.md): a
+uniform cantilever's bending shape puts 33/140 of its mass at the tip, about 5 g for a 20 g
+aluminium finger. Its only effect is the finger's vibration period, 2 pi sqrt(m / k) (14 ms at
+1000 N/m), which implicit Euler damps at the study's 20 ms step."""
 
 
 class SimParamsError(ValueError):
@@ -82,6 +91,7 @@ FIELD_RANGES: dict[str, Interval] = {
     "nu": Interval(0.0, 0.5, "", open_high=True),
     "density": _positive(1e5, "kg/m^3"),
     "pad_resolution": _closed(2e-4, 0.02, "m"),
+    "finger_stiffness": _positive(1e9, "N/m", optional=True),
     "mu": _closed(0.0, 5.0),
     "mu_ground": _closed(0.0, 5.0),
     "psi_th": _positive(1.0, "J"),
@@ -131,7 +141,10 @@ class SimParams:
 
     Pads: E (Pa), nu, density (kg/m^3), jaw (the name of one of the gripper description's pad
     variants; every shipped gripper has "rounded" and "rectangular"), pad_resolution (m, target
-    tet edge). Friction: mu (pad-object), mu_ground (object-ground).
+    tet edge). finger_stiffness (N/m, None: rigid fingers): each jaw's backing and the back face
+    of its pad ride on a spring of this tip bending stiffness along the jaw's closing direction
+    (compliant fingers, docs/compliant_fingers.md; the IPC engine only).
+    Friction: mu (pad-object), mu_ground (object-ground).
     Close rule (docs/grasp_procedure.md): "psi" (the paper's) fires when A) each pad's strain
     energy >= psi_th (J) while that pad touches the object, and B) both jaws make equal effort:
     their normal forces on the object agree, |F_1 - F_2| <= psi_tol * max(F_1, F_2); "force"
@@ -179,6 +192,7 @@ class SimParams:
     density: float = 2300.0
     jaw: str = "rounded"
     pad_resolution: float = 3e-3
+    finger_stiffness: float | None = None
     mu: float = 0.4
     mu_ground: float = 0.1
     close_rule: str = "force"

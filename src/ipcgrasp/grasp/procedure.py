@@ -233,7 +233,7 @@ class GraspProcedure:
                 self._fail(mode, "the pads met without the close rule firing")
             if self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
-                r.close_opening = r.start_opening - 2 * reached
+                r.close_opening = r.start_opening - 2 * reached - sum(backend.finger_deflections())
                 return
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)

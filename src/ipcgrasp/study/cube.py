@@ -38,6 +38,7 @@ COORDINATE_ATTRS = {
     "physical_trial": {"units": "1", "long_name": "physical trial of the grasp"},
     "model": {"long_name": "grasp model"},
     "factor": {"units": "1", "long_name": "Psi_th multiplier relative to the calibrated value"},
+    "finger_stiffness": {"units": "N/m", "long_name": "tip bending stiffness of each finger (inf: rigid fingers)"},
     "subdivisions": {"units": "1", "long_name": "times the object mesh was subdivided (each: 4x the faces)"},
     "stiffness": {"long_name": "contact stiffness of a baseline model (units: the model's; study.sweeps)"},
     "margin": {"units": "m", "long_name": "contact margin of a baseline model (study.sweeps)"},

@@ -1,12 +1,14 @@
 """Replay one stored trial of a simulation cube bit for bit: its seed (variable `seed`), its
-setting (the cube's coordinates E, mu, jaw, rule and the psi_th it used) and the study's fixed
-SimParams fields (attribute `sim_params`, written by `runs.simulate_cell`) give back the exact
-SimParams and seed the study ran it with (docs/grasp_procedure.md, "Seeds and replaying a trial").
+setting (the cube's coordinates E, mu, jaw, rule, finger_stiffness where the cube sweeps it, and
+the psi_th it used) and the study's fixed SimParams fields (attribute `sim_params`, written by
+`runs.simulate_cell`) give back the exact SimParams and seed the study ran it with
+(docs/grasp_procedure.md, "Seeds and replaying a trial").
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -15,15 +17,18 @@ import xarray as xr
 
 from ipcgrasp.grasp.params import SimParams
 
-SETTING_FIELDS = ("E", "mu", "jaw", "close_rule", "psi_th")
+SETTING_FIELDS = ("E", "mu", "jaw", "close_rule", "psi_th", "finger_stiffness")
 """SimParams fields a cube stores as coordinates or variables, not in `sim_params`."""
-SETTING_COORDS = {"E": "E", "mu": "mu", "jaw": "jaw", "rule": "close_rule"}
+SETTING_COORDS = {"E": "E", "mu": "mu", "jaw": "jaw", "rule": "close_rule", "finger_stiffness": "finger_stiffness"}
 """Cube coordinate -> SimParams field."""
 
 
 def fixed_params_attr(params: SimParams) -> str:
-    """The `sim_params` attribute of a cube: params' fields other than SETTING_FIELDS, as JSON."""
-    return json.dumps({k: v for k, v in params.to_dict().items() if k not in SETTING_FIELDS}, sort_keys=True)
+    """The `sim_params` attribute of a cube: params' fields other than SETTING_FIELDS, as JSON
+    (finger_stiffness too when the fingers are compliant, so a cell without that coordinate still
+    replays)."""
+    return json.dumps({k: v for k, v in params.to_dict().items()
+                       if k not in SETTING_FIELDS or (k == "finger_stiffness" and v is not None)}, sort_keys=True)
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,7 @@ def _select(cube: xr.Dataset, name: str, value):
 def stored_trial(cube: xr.Dataset, object_name: str, grasp: int, trial: int,
                  setting: Mapping | None = None, fixed: Mapping | None = None) -> StoredTrial:
     """The trial (`object_name`, `grasp`, `trial`) of a simulation cube at `setting` (coordinate
-    name -> value for E, mu, jaw, rule; a coordinate with one value needs none). `fixed`: the
+    name -> value for E, mu, jaw, rule, finger_stiffness; a coordinate with one value needs none). `fixed`: the
     study's fixed SimParams fields (the config's `sim`), needed only when the cube has no
     `sim_params` attribute (cubes written before it was stored)."""
     if "subdivisions" in cube.coords:
@@ -83,6 +88,8 @@ def stored_trial(cube: xr.Dataset, object_name: str, grasp: int, trial: int,
         raise ValueError("the cube has no sim_params attribute (written before ipcgrasp stored the fixed "
                          "simulation parameters): pass the study's config")
     values = {**fixed, **{k: (v.item() if hasattr(v, "item") else v) for k, v in values.items()}}
+    if values.get("finger_stiffness") is not None and math.isinf(values["finger_stiffness"]):
+        values["finger_stiffness"] = None  # the finger cube's rigid fingers
     psi_th = float(point.psi_th)
     if values.get("close_rule") == "psi":
         values["psi_th"] = psi_th

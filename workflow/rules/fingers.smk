@@ -1,0 +1,60 @@
+# Stage: compliant fingers (docs/compliant_fingers.md), off while fingers.stiffness is empty. The
+# grid's training cells rerun with each finger tip stiffness beside E and mu, one job per (jaw,
+# rule, stiffness, E, mu, object) like the grid; merged per jaw with the grid's rigid-finger cells
+# at the same E and mu; scored per setting (paper F1, per-grasp F1 and MCC).
+
+
+rule finger_cell:
+    input:
+        object_data,
+        unpack(grid_cell_inputs),
+    output:
+        FINGER_CELL,
+    params:
+        data_dir=str(DATA_DIR),
+        E=lambda wc: float(wc.E),
+        mu=lambda wc: float(wc.mu),
+        finger_stiffness=lambda wc: float(wc.stiffness),
+        E_ref=CALIBRATION["E_ref"],
+        sim=SIM,
+        trials=TRIALS,
+        seed=SEED,
+    log:
+        "results/logs/fingers/{jaw}/{rule}/k{stiffness}_E{E}_mu{mu}/{object}.log",
+    benchmark:
+        "results/benchmarks/fingers/{jaw}/{rule}/k{stiffness}_E{E}_mu{mu}/{object}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=240,
+    script:
+        "../scripts/grid_cell.py"
+
+
+rule finger_merge:
+    input:
+        unpack(lambda wc: finger_cells(wc.jaw)),
+    output:
+        "results/fingers/{jaw}.nc",
+    params:
+        seed=SEED,
+    log:
+        "results/logs/fingers/merge_{jaw}.log",
+    script:
+        "../scripts/fingers_merge.py"
+
+
+rule fingers:
+    input:
+        cubes=expand("results/fingers/{jaw}.nc", jaw=GRID["jaws"]),
+        split="results/split.json",
+    output:
+        scores="results/fingers/scores.csv",
+        table="results/fingers/scores.md",
+    params:
+        jaws=GRID["jaws"],
+        trials=TRIALS,
+    log:
+        "results/logs/fingers/scores.log",
+    script:
+        "../scripts/fingers_scores.py"
