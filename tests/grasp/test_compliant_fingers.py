@@ -2,18 +2,23 @@
 closing direction when on, bending as a cantilever and carrying the pad's load (k u = F), and a
 clear error where a model cannot do it."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from ipcgrasp import SimParams
 from ipcgrasp.engine.neohookean import elastic_gradient
 from ipcgrasp.grasp.gripper import Gripper
-from ipcgrasp.grasp.ipc_backend import (BACKINGS, PADS, IpcBackend, build_scene, cantilever_shape,
+from ipcgrasp.grasp.ipc_backend import (BACKINGS, PADS, IpcBackend, build_scene, cantilever_shape, finger_mounts,
                                         pad_contact_forces)
 from ipcgrasp.grasp.params import SimParamsError
 from ipcgrasp.grasp.scene import place_scene
 
 from .test_procedure import block, top_down_grasp
+
+LENGTH = Gripper.yumi().bending_length
+"""The YuMi finger's cantilever length (m) from its description."""
 
 
 def scene_inputs():
@@ -79,10 +84,10 @@ def test_a_squeezing_finger_deflects_by_its_load_over_k(stiffness):
         assert u[i] == pytest.approx(load / stiffness, rel=2e-3)
         on_pad = pads == i
         along = (points[on_pad] - poses[i][:3, 3]) @ poses[i][:3, 0]
-        contact_load = -np.sum(cantilever_shape(along) * (forces[on_pad] @ mount.axis))
+        contact_load = -np.sum(cantilever_shape(along, LENGTH) * (forces[on_pad] @ mount.axis))
         assert contact_load == pytest.approx(load, rel=0.1)
         rest = sim.bodies[sim.index[BACKINGS[i]]].vertices
-        phi = cantilever_shape(rest[:, 0])
+        phi = cantilever_shape(rest[:, 0], LENGTH)
         np.testing.assert_allclose(sim.vertices(BACKINGS[i]), rest @ poses[i][:3, :3].T + poses[i][:3, 3]
                                    + u[i] * phi[:, None] * mount.axis, atol=1e-12)
         assert phi.max() > 1.02 and phi.min() < 0.9  # the backing tilts
@@ -93,3 +98,17 @@ def test_the_mujoco_baseline_rejects_compliant_fingers():
     obj, object_pose, _, _ = scene_inputs()
     with pytest.raises(ValueError, match="finger_stiffness"):
         predict(obj, object_pose, top_down_grasp(), SimParams(finger_stiffness=1000.0), seed=0)
+
+
+def test_every_shipped_gripper_gives_its_finger_length_and_one_without_cannot_bend(tmp_path):
+    from ipcgrasp.grasp.description import shipped_grippers
+
+    lengths = {name: Gripper.from_description(name).bending_length for name in shipped_grippers()}
+    assert lengths == {"franka_hand": 0.0445, "robotiq_2f85": 0.045, "yumi": 0.067}
+    text = (Path(shipped_grippers()["yumi"].path).read_text()).replace("bending_length: 0.067", "")
+    (tmp_path / "stiff.yaml").write_text(text)
+    gripper = Gripper.from_description(tmp_path / "stiff.yaml")
+    assert gripper.bending_length is None
+    with pytest.raises(ValueError, match="no bending_length; fix: add bending_length"):
+        finger_mounts(np.stack([np.eye(4)] * 2), SimParams(finger_stiffness=2000.0), gripper,
+                      np.zeros((1, 3)), np.zeros((1, 3)))

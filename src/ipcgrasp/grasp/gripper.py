@@ -117,6 +117,8 @@ class Gripper:
         its variant name; pad_resolution: target tet edge length (m); backing: the plate;
         finger: a closed surface (tooltip frame) behind the plate, or None. force_limit (N): the
         jaws stall at this pad force; closing_speeds (min, max) per jaw (m/s); lift_speed (m/s).
+        bending_length: length (m) of each finger from its clamp to its tooltip, the cantilever
+        of compliant fingers (SimParams.finger_stiffness); None where the description gives none.
     """
 
     tooltip_transforms: np.ndarray
@@ -129,6 +131,7 @@ class Gripper:
     pad_resolution: float = DEFAULT_PAD_RESOLUTION
     finger: trimesh.Trimesh | None = None
     name: str = "gripper"
+    bending_length: float | None = None
 
     def __post_init__(self):
         transforms = np.array(self.tooltip_transforms, dtype=np.float64)
@@ -180,7 +183,7 @@ class Gripper:
         finger = _finger_mesh(description, backing.mesh(shape)) if "finger" in d else None
         return cls(widest, shape, backing, float(d["force_limit"]),
                    (float(d["closing_speed"]["min"]), float(d["closing_speed"]["max"])), float(d["lift_speed"]),
-                   pad, pad_resolution, finger, d["name"])
+                   pad, pad_resolution, finger, d["name"], d.get("bending_length"))
 
     @classmethod
     def yumi(cls, pad_kind: str = "rounded", pad_resolution: float = DEFAULT_PAD_RESOLUTION) -> Gripper:

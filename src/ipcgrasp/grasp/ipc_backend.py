@@ -18,8 +18,7 @@ from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
-from ipcgrasp.grasp.params import (CONTACTS_PER_PAD, FINGER_EFFECTIVE_MASS, FINGER_LENGTH, STATIC_SPEED_FACTOR,
-                                   SimParams)
+from ipcgrasp.grasp.params import CONTACTS_PER_PAD, FINGER_EFFECTIVE_MASS, STATIC_SPEED_FACTOR, SimParams
 from ipcgrasp.grasp.stability import contact_average, contact_point_forces, contact_points
 
 OBJECT, PADS, BACKINGS = "object", ("pad0", "pad1"), ("backing0", "backing1")
@@ -48,10 +47,10 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
     friction = {(OBJECT, PADS[0]): params.mu, (OBJECT, PADS[1]): params.mu, (OBJECT, "ground"): params.mu_ground}
     return Simulation(bodies, poses=poses, ground=Ground(mu=params.mu_ground), friction=friction,
                       default_friction=params.mu, ignore_pairs=[(PADS[0], BACKINGS[0]), (PADS[1], BACKINGS[1])],
-                      settings=settings, mounts=finger_mounts(tooltip_poses, params, pad.nodes, backing.vertices))
+                      settings=settings, mounts=finger_mounts(tooltip_poses, params, gripper, pad.nodes, backing.vertices))
 
 
-def cantilever_shape(along, length: float = FINGER_LENGTH) -> np.ndarray:
+def cantilever_shape(along, length: float) -> np.ndarray:
     """Bending shape phi of a cantilever finger clamped `length` (m) behind its tooltip, loaded at
     the tooltip: the deflection of points `along` (m, tooltip-frame x: along the finger, toward
     its tip) per metre of tooltip deflection. Euler-Bernoulli, phi(s) = (3 s^2 L - s^3) / (2 L^3)
@@ -64,13 +63,20 @@ def cantilever_shape(along, length: float = FINGER_LENGTH) -> np.ndarray:
     return np.where(s <= length, bent, straight)
 
 
-def finger_mounts(tooltip_poses, params: SimParams, pad_nodes, backing_vertices) -> list:
+def finger_mounts(tooltip_poses, params: SimParams, gripper: Gripper, pad_nodes, backing_vertices) -> list:
     """One compliant mount per jaw carrying its pad's back face and its backing along the jaw's
-    closing direction (the tooltip frame's z axis) with the cantilever's bending shape (pad nodes
-    and backing vertices in the tooltip frame), or none for rigid fingers."""
+    closing direction (the tooltip frame's z axis) with the bending shape of a cantilever of the
+    gripper's bending_length (pad nodes and backing vertices in the tooltip frame), or none for
+    rigid fingers."""
     if params.finger_stiffness is None:
         return []
-    shapes = {"pad": cantilever_shape(pad_nodes[:, 0]), "backing": cantilever_shape(backing_vertices[:, 0])}
+    length = gripper.bending_length
+    if length is None:
+        raise ValueError(f"finger_stiffness needs the gripper's finger length: gripper {gripper.name!r} has no "
+                         "bending_length; fix: add bending_length (m, clamp to tooltip) to its description "
+                         "(docs/grippers.md) or leave finger_stiffness unset (rigid fingers)")
+    shapes = {"pad": cantilever_shape(pad_nodes[:, 0], length),
+              "backing": cantilever_shape(backing_vertices[:, 0], length)}
     return [CompliantMount(FINGERS[i], (PADS[i], BACKINGS[i]), np.asarray(tooltip_poses[i])[:3, 2],
                            params.finger_stiffness, FINGER_EFFECTIVE_MASS,
                            shapes={PADS[i]: shapes["pad"], BACKINGS[i]: shapes["backing"]}) for i in range(2)]

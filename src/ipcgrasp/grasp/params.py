@@ -30,10 +30,6 @@ MAX_EXTRA_LIFT = 5e-3
 """How far (m) beyond lift_height the jaws may rise while the object lags behind them."""
 MIN_SHAKE_STEPS = 8
 """Time steps per shake cycle below which the shake's sinusoid is not resolved."""
-FINGER_LENGTH = 0.067
-"""Free length (m) of a compliant finger from where the gripper body clamps it to its tooltip
-(docs/compliant_fingers.md): the YuMi's tooltips sit 160.1 mm from the flange and its base mesh
-(yumi_meshes/base.stl) is 93.1 mm tall. Sets how much the pad tilts as the finger bends."""
 FINGER_EFFECTIVE_MASS = 5e-3
 """Mass (kg) that moves with a compliant finger's tip deflection (docs/compliant_fingers.md): a
 uniform cantilever's bending shape puts 33/140 of its mass at the tip, about 5 g for a 20 g
