@@ -510,6 +510,19 @@ def _moved_within(x, x_ref, bound):
 
 
 @njit
+def _swept_interval(x0, x1, elems, e, a):
+    """(lo, hi) of coordinate a over element e's vertices at x0 and x1."""
+    v = elems[e, 0]
+    lo = min(x0[v, a], x1[v, a])
+    hi = max(x0[v, a], x1[v, a])
+    for k in range(1, elems.shape[1]):
+        v = elems[e, k]
+        lo = min(lo, min(x0[v, a], x1[v, a]))
+        hi = max(hi, max(x0[v, a], x1[v, a]))
+    return lo, hi
+
+
+@njit
 def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
     """The pairs (i, j) (rows of elems_a, elems_b) whose boxes over x0 and x1 grown by
     half_radius overlap, computed exactly as broadphase._swept_boxes and _overlap do: the broad
@@ -520,20 +533,8 @@ def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
         j = pairs[p, 1]
         overlap = True
         for a in range(3):
-            v = elems_a[i, 0]
-            lo_a = min(x0[v, a], x1[v, a])
-            hi_a = max(x0[v, a], x1[v, a])
-            for k in range(1, elems_a.shape[1]):
-                v = elems_a[i, k]
-                lo_a = min(lo_a, min(x0[v, a], x1[v, a]))
-                hi_a = max(hi_a, max(x0[v, a], x1[v, a]))
-            v = elems_b[j, 0]
-            lo_b = min(x0[v, a], x1[v, a])
-            hi_b = max(x0[v, a], x1[v, a])
-            for k in range(1, elems_b.shape[1]):
-                v = elems_b[j, k]
-                lo_b = min(lo_b, min(x0[v, a], x1[v, a]))
-                hi_b = max(hi_b, max(x0[v, a], x1[v, a]))
+            lo_a, hi_a = _swept_interval(x0, x1, elems_a, i, a)
+            lo_b, hi_b = _swept_interval(x0, x1, elems_b, j, a)
             if lo_a - half_radius > hi_b + half_radius or lo_b - half_radius > hi_a + half_radius:
                 overlap = False
                 break
