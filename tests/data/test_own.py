@@ -187,3 +187,18 @@ def test_cli_import_and_objects_marks_the_objects_with_local_data(own_trials, tm
     assert main(["data", "import", str(source), str(tmp_path / "other")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ipcgrasp: error: 1 problem(s)") and "\n  " in err  # one problem per line
+
+
+def test_the_study_refuses_a_gripper_other_than_the_one_the_trials_were_recorded_with(own_trials, tmp_path):
+    from ipcgrasp.study.config import ConfigError, check_data_gripper
+
+    source, doc = own_trials(tmp_path / "lab")
+    for trial in doc["trials"]:
+        trial["gripper"] = "franka_hand"
+    source.write_text(json.dumps(doc))
+    dest = tmp_path / "own"
+    import_trials(source, dest)
+    check_data_gripper({"gripper": "franka_hand"}, dest)
+    with pytest.raises(ConfigError, match=r"recorded with 'franka_hand'.*fix: set gripper: franka_hand"):
+        check_data_gripper({"gripper": "yumi"}, dest)
+    check_data_gripper({"gripper": "yumi"}, resolve_data_dir())  # REACH data: no manifest, nothing to check

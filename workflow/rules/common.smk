@@ -12,7 +12,7 @@ from ipcgrasp.baselines import MODELS
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import list_objects
 from ipcgrasp.data.registry import load_registry
-from ipcgrasp.study.config import ConfigError, check_config
+from ipcgrasp.study.config import ConfigError, check_config, check_data_gripper
 from ipcgrasp.study.cube import value_label
 from ipcgrasp.study.runs import ALWAYS_SUCCESS
 from ipcgrasp.study.split import object_split
@@ -29,6 +29,10 @@ except ConfigError as exc:
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 DATA_DIR = resolve_data_dir(config.get("data_dir") or None)
+try:
+    check_data_gripper(config, DATA_DIR)  # own trials recorded with another gripper than the config's
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
 REGISTRY = config["registry"]
 SEED = config["seed"]
 TRIALS = config["trials"]

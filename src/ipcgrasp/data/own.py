@@ -56,6 +56,7 @@ __all__ = [
     "TrialsFile",
     "import_trials",
     "known_grippers",
+    "recorded_gripper",
     "read_trials",
 ]
 
@@ -80,6 +81,15 @@ def known_grippers() -> tuple[str, ...]:
     from ipcgrasp.grasp.description import shipped_grippers
 
     return tuple(shipped_grippers())
+
+
+def recorded_gripper(data_dir: Path) -> str | None:
+    """The gripper the physical trials of `data_dir` were recorded with, when `ipcgrasp data import`
+    wrote it (its manifest's `gripper`), else None (e.g. the REACH data)."""
+    manifest = Path(data_dir) / MANIFEST
+    if not manifest.is_file():
+        return None
+    return json.loads(manifest.read_text()).get("gripper")
 
 
 class OwnDataError(ValueError):

@@ -56,6 +56,23 @@ def _check_gripper(config: Mapping) -> None:
                           "still evaluated)")
 
 
+def check_data_gripper(config: Mapping, data_dir) -> None:
+    """ConfigError when `data_dir` was written by `ipcgrasp data import` (docs/own_data.md) from
+    trials recorded with another gripper than the config's `gripper:`: the study would compare
+    that gripper's physical outcomes with a simulation of a different one."""
+    from pathlib import Path
+
+    from ipcgrasp.data.own import recorded_gripper
+
+    recorded = recorded_gripper(Path(data_dir))
+    if recorded is None:
+        return
+    name = load_description(config.get("gripper", DEFAULT_GRIPPER)).name
+    if name != recorded:
+        raise ConfigError(f"config gripper = {name!r}, but the physical trials in {data_dir} were recorded with "
+                          f"{recorded!r} (its ipcgrasp_import.json); fix: set gripper: {recorded}")
+
+
 def _numbers(value, path: str) -> Iterator[tuple[str, float]]:
     """(key path, value) of every float in a nested config (lists as `key[i]`)."""
     if isinstance(value, Mapping):
