@@ -17,6 +17,7 @@ rule finger_cell:
         finger_stiffness=lambda wc: float(wc.stiffness),
         E_ref=CALIBRATION["E_ref"],
         sim=SIM,
+        gripper=GRIPPER,
         trials=TRIALS,
         seed=SEED,
     log:
