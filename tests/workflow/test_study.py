@@ -26,7 +26,8 @@ LOST_CELL = "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc"
 DOWNSTREAM_OF_LOST_CELL = {"grid_cell", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
                            "evaluation_simulation", "evaluation_merge", "evaluation_baseline", "evaluation_dynamic",
                            "evaluation", "notebook_evaluation", "notebook_failure_modes", "benchmarks",
-                           "notebook_runtime", "all"}
+                           "notebook_runtime", "finger_merge", "fingers", "all"}
+"""The finger sweep's merge takes the grid's cells as its rigid-finger setting."""
 MODELS = ["ipcgrasp", "soft_point", "reach", "6dfc", "image_quality", "penalty", "mujoco_flex", "always_success"]
 
 
