@@ -1365,11 +1365,16 @@ class Simulation:
         targets_def, targets_kin = self._driver_targets(drivers)
         x, coll = x_t, coll_t
         alphas, iterations, remaining = [], 0, 1.0
+        if targets_def or targets_kin:
+            warm = self._warm_start(targets_def, targets_kin, z_t, v_t, x_t, coll_t)
+            if warm is not None:
+                x, coll = warm
+                remaining = 0.0
         # Continuation on the driven motion: drive as far as CCD allows, let Newton settle the free
         # bodies (a pushed object moves out of the way), and drive the rest, until the driven
         # vertices reach their targets. The step's minimiser has them exactly there.
         for _ in range(MAX_DRIVE_ROUNDS):
-            if not (targets_def or targets_kin):
+            if not (targets_def or targets_kin) or remaining == 0.0:
                 break
             fraction, coll = self._drive(targets_def, targets_kin, z_tilde, friction, x_t, x, coll)
             remaining *= 1.0 - fraction
@@ -1401,6 +1406,41 @@ class Simulation:
                 break
         return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
                             self._driver_gap(targets_def, targets_kin))
+
+    def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t):
+        """Start the step's Newton solve with the drivers at their targets and every free degree of
+        freedom carried on at its velocity, z_t + h v_t (a body pushed or lifted by the jaws moves
+        with them; gravity's h^2 g, millimetres, is left to Newton), when that whole motion from
+        the start of the step is admissible: CCD finds no collision on it, no tet inverts and no
+        contact distance falls below half of min(its value at the start, dhat) (the drive's
+        floor, `_move`). Then no drive round is needed: returns the contact positions and active
+        contacts there. Otherwise the state is left as it was and None returned; the step drives
+        as before. Either way Newton minimises the same incremental potential. Barrier contact
+        only (penalty contact has no CCD to prove the jump safe)."""
+        if self._penalty:
+            return None
+        state = self.state
+        before = state.copy()
+        x_defs0 = [self._deflected(i, x) for i, x in enumerate(state.deformable_x)]
+        for i, target in targets_def.items():
+            state.deformable_x[i][self.deformables[i].prescribed] = target
+        for i, target in targets_kin.items():
+            state.kinematic_x[i] = target.copy()
+        z = z_t + self.settings.dt * v_t
+        self._place(z)
+        x = self.collision_positions(z)
+        x_defs1 = self._deformable_positions(z)
+        admissible = self._ccd_fraction(x_t, x) == 1.0
+        admissible = admissible and self._noninverting_fraction(
+            x_defs0, [b - a for a, b in zip(x_defs0, x_defs1)]) == 1.0
+        if admissible:
+            coll = self._collisions(x)
+            floor = 0.5 * min(contact.min_distance(coll_t, self.mesh, x_t), self.dhat)
+            if contact.min_distance(coll, self.mesh, x) >= floor:
+                return x, coll
+        self.state = before
+        self._refresh_driven()
+        return None
 
     def _place(self, z):
         """Write the free positions of z into the state (velocities are set when the step is
