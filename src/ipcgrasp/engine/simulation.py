@@ -1364,7 +1364,7 @@ class Simulation:
         friction = self._friction_collisions(x_t, coll_t)
         targets_def, targets_kin = self._driver_targets(drivers)
         x, coll = x_t, coll_t
-        alphas, iterations, remaining = [], 0, 1.0
+        alphas, iterations, remaining, warm = [], 0, 1.0, None
         if targets_def or targets_kin:
             warm = self._warm_start(targets_def, targets_kin, z_t, v_t, x_t, coll_t)
             if warm is not None:
@@ -1395,7 +1395,7 @@ class Simulation:
         while True:
             if k:
                 friction = self._friction_collisions(x, coll, cluster=clustering)
-            z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll)
+            z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll, int(warm is not None and not k))
             iterations += its
             alphas += a
             k += 1
@@ -1510,9 +1510,11 @@ class Simulation:
         per_kappa = 2 * s * (1 - s * s) * (1 / (s * s) - 1 - 4 * np.log(s)) * self.dhat ** 3 / self.settings.dt ** 2
         return float(self.settings.contact_force_scale) / per_kappa
 
-    def _newton(self, z, z_tilde, friction, x_t, x, coll):
+    def _newton(self, z, z_tilde, friction, x_t, x, coll, min_iterations=0):
         """Projected Newton from z (x, coll: its contact positions and active contacts); returns
-        the converged z, the iterations, the line-search fractions, and x, coll at the result."""
+        the converged z, the iterations, the line-search fractions, and x, coll at the result.
+        min_iterations: Newton steps taken before the convergence test may end the solve (a
+        warm start is a guess, not an iterate of this solve)."""
         s, h = self.settings, self.settings.dt
         alphas = []
         prev_min_d2 = None if self._penalty else contact.min_distance(coll, self.mesh, x) ** 2
@@ -1527,7 +1529,7 @@ class Simulation:
                 raise StepFailed("linear solve produced NaN/inf", self.state.copy())
             dx = (self._P @ p).reshape(-1, 3)
             step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
-            if step_norm / h < s.newton_tolerance:
+            if step_norm / h < s.newton_tolerance and iteration > min_iterations:
                 # the solver now holds H(z) factored: the next drive round starts from this z
                 self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
                 return z, iteration - 1, alphas, x, coll
