@@ -92,6 +92,9 @@ ELASTIC_HESSIAN_REUSE = 1e-8
 # Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
 # where they were found (Simulation._candidates); the pairs are the same, only found faster.
 PAIR_CACHE_SLACK = 1.0
+# Drivers within this fraction of the scene's size of their targets are at rest (rounding: a
+# driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
+DRIVER_AT_REST = 1e-12
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -1408,25 +1411,37 @@ class Simulation:
                             self._driver_gap(targets_def, targets_kin))
 
     def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t):
-        """Start the step's Newton solve with the drivers at their targets and every free degree of
-        freedom carried on at its velocity, z_t + h v_t (a body pushed or lifted by the jaws moves
-        with them; gravity's h^2 g, millimetres, is left to Newton), when that whole motion from
-        the start of the step is admissible: CCD finds no collision on it, no tet inverts and no
-        contact distance falls below half of min(its value at the start, dhat) (the drive's
-        floor, `_move`). Then no drive round is needed: returns the contact positions and active
-        contacts there. Otherwise the state is left as it was and None returned; the step drives
-        as before. Either way Newton minimises the same incremental potential. Barrier contact
-        only (penalty contact has no CCD to prove the jump safe)."""
-        if self._penalty:
+        """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve from a guess of where the
+        motion ends: the drivers at their targets, each driven deformable body's free vertices
+        translated with it (by the mean displacement of its prescribed vertices), affine bodies
+        carried on at their velocity, q_t + h qdot_t (a cube pushed or lifted by the jaws moves
+        with them; gravity's h^2 g, millimetres, is left to Newton), everything else where it is.
+        The guess is taken only if the straight motion to it from the start of the step is
+        admissible: CCD finds no collision on it, no tet inverts and no contact distance falls
+        below half of min(its value at the start, dhat) (the drive's floor, `_move`). Then no
+        drive round is needed: returns the contact positions and active contacts there.
+        Otherwise the state is left as it was and None returned; the step drives as before.
+        Either way Newton minimises the same incremental potential from there.
+
+        Only positions the drivers move are extrapolated: a Newton solve stops within its
+        tolerance on the side it started from, so a guess that carried every velocity on would
+        keep a creep below the tolerance going from step to step (a held box's pads squeezing it
+        ever harder), where starting from rest lets it die out. Barrier contact only (penalty
+        contact has no CCD to prove the jump safe)."""
+        if self._penalty or self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal:
             return None
         state = self.state
         before = state.copy()
+        z = z_t.copy()
+        for off in self._affine_offset:
+            z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
         x_defs0 = [self._deflected(i, x) for i, x in enumerate(state.deformable_x)]
         for i, target in targets_def.items():
-            state.deformable_x[i][self.deformables[i].prescribed] = target
+            prescribed = self.deformables[i].prescribed
+            z[self._free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
+            state.deformable_x[i][prescribed] = target
         for i, target in targets_kin.items():
             state.kinematic_x[i] = target.copy()
-        z = z_t + self.settings.dt * v_t
         self._place(z)
         x = self.collision_positions(z)
         x_defs1 = self._deformable_positions(z)
