@@ -1435,7 +1435,7 @@ class Simulation:
         z = z_t.copy()
         for off in self._affine_offset:
             z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
-        x_defs0 = [self._deflected(i, x) for i, x in enumerate(state.deformable_x)]
+        x_defs0 = self._deformable_positions(z_t)  # copies: the state's arrays change below
         for i, target in targets_def.items():
             prescribed = self.deformables[i].prescribed
             z[self._free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
