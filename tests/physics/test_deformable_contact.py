@@ -126,8 +126,8 @@ def _push_box_along_the_ground(steps=30):
 
 
 def test_a_pad_pushing_a_box_along_the_ground_settles_each_step_in_one_newton_iteration():
-    """Once the box moves with the pad, each step starts from the drivers at their targets and
-    everything else carried on at its velocity (Simulation._warm_start): no drive round, one
+    """Once the box moves with the pad, each step starts from the driven face at its target, the
+    pad moved with it and the box carried on at its velocity (Simulation._warm_start): no drive round, one
     Newton iteration (the drive-and-settle continuation took 4-8 here), the pad exactly at its
     target and the box at the pad's speed; the pad's push balances ground friction
     (0.3 x 0.05 kg x g = 0.147 N) to within the smoothing."""

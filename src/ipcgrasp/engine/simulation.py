@@ -36,6 +36,12 @@ re-tested box by box (see _candidates), and a drive round that starts where the 
 solve converged reuses that solve's gradient and factorisation. All three give the same
 iterates as the plain computation up to rounding.
 
+Driven motion (prescribed vertices, kinematic bodies) is imposed in one of two ways per step
+(`_step`): a warm start (`_warm_start`: drivers at their targets, driven pads moved with them,
+affine bodies carried on at their velocity, taken when CCD, tet inversion and a distance floor
+admit the straight motion to it), or else the drive-and-settle continuation (`_drive`,
+`_move`, `_newton`, up to MAX_DRIVE_ROUNDS rounds). Both start the same Newton solve.
+
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
 cost about as much as the kernels.
@@ -1411,11 +1417,12 @@ class Simulation:
                             self._driver_gap(targets_def, targets_kin))
 
     def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t):
-        """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve from a guess of where the
-        motion ends: the drivers at their targets, each driven deformable body's free vertices
-        translated with it (by the mean displacement of its prescribed vertices), affine bodies
-        carried on at their velocity, q_t + h qdot_t (a cube pushed or lifted by the jaws moves
-        with them; gravity's h^2 g, millimetres, is left to Newton), everything else where it is.
+        """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve
+        from a guess of where the motion ends: the drivers at their targets, each driven
+        deformable body's free vertices translated with it (by the mean displacement of its
+        prescribed vertices), affine bodies carried on at their velocity, q_t + h qdot_t (a cube
+        pushed or lifted by the jaws moves with them; gravity's h^2 g, millimetres, is left to
+        Newton), everything else where it is.
         The guess is taken only if the straight motion to it from the start of the step is
         admissible: CCD finds no collision on it, no tet inverts and no contact distance falls
         below half of min(its value at the start, dhat) (the drive's floor, `_move`). Then no
@@ -1428,7 +1435,8 @@ class Simulation:
         keep a creep below the tolerance going from step to step (a held box's pads squeezing it
         ever harder), where starting from rest lets it die out. Barrier contact only (penalty
         contact has no CCD to prove the jump safe)."""
-        if self._penalty or self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal:
+        at_rest = self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
+        if self._penalty or at_rest:
             return None
         state = self.state
         before = state.copy()
