@@ -1375,7 +1375,7 @@ class Simulation:
         x, coll = x_t, coll_t
         alphas, iterations, remaining, warm = [], 0, 1.0, None
         if targets_def or targets_kin:
-            warm = self._warm_start(targets_def, targets_kin, z_t, v_t, x_t, coll_t)
+            warm = self._warm_start(targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction)
             if warm is not None:
                 x, coll = warm
                 remaining = 0.0
@@ -1416,7 +1416,7 @@ class Simulation:
         return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
                             self._driver_gap(targets_def, targets_kin))
 
-    def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t):
+    def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction):
         """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve
         from a guess of where the motion ends: the drivers at their targets, each driven
         deformable body's free vertices translated with it (by the mean displacement of its
@@ -1424,8 +1424,13 @@ class Simulation:
         pushed or lifted by the jaws moves with them; gravity's h^2 g, millimetres, is left to
         Newton), everything else where it is.
         The guess is taken only if the straight motion to it from the start of the step is
-        admissible: CCD finds no collision on it, no tet inverts and no contact distance falls
-        below half of min(its value at the start, dhat) (the drive's floor, `_move`). Then no
+        admissible: it slides the step's friction contacts (lagged, `friction`) no more than the
+        free bodies' own velocities would, h v_t, give or take the friction smoothing eps_v h
+        (force-weighted: D(guess) <= D(P h v_t) + sum mu lambda eps_v h; a guess that slid the
+        pads past a cube at rest, at the start of a lift, could leave Newton in a sliding minimum
+        where the continuation sticks), CCD finds no collision on it, no
+        tet inverts and no contact distance falls below half of min(its value at the start,
+        dhat) (the drive's floor, `_move`). Then no
         drive round is needed: returns the contact positions and active contacts there.
         Otherwise the state is left as it was and None returned; the step drives as before.
         Either way Newton minimises the same incremental potential from there.
@@ -1453,7 +1458,12 @@ class Simulation:
         self._place(z)
         x = self.collision_positions(z)
         x_defs1 = self._deformable_positions(z)
-        admissible = self._ccd_fraction(x_t, x) == 1.0
+        h = self.settings.dt
+        eps_u = self.settings.eps_v * h
+        slide = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
+        carried = contact.friction_potential(friction, self.mesh, (self._P @ (h * v_t)).reshape(-1, 3), eps_u)
+        admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
+        admissible = admissible and self._ccd_fraction(x_t, x) == 1.0
         admissible = admissible and self._noninverting_fraction(
             x_defs0, [b - a for a, b in zip(x_defs0, x_defs1)]) == 1.0
         if admissible:
