@@ -158,3 +158,35 @@ def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does(monke
     forces = [np.linalg.norm(s.contact_force[0, 1]) for s in stats]
     forces_c = [np.linalg.norm(s.contact_force[0, 1]) for s in stats_c]
     assert np.abs(np.subtract(forces, forces_c)).max() < 1e-3
+
+
+def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
+    """Pads squeezing a 1 kg box (mu 0.5, about 60 N each) lift it 0.1 mm per 10 ms step under
+    gravity. The first step is driven: a guess with the pads moved up and the box still at rest
+    would slide them past it (Simulation._warm_start refuses guesses that slide friction
+    contacts more than the bodies' own velocities do). Once the box moves with the pads the
+    steps are warm-started and take one Newton iteration, and the box rises at the pads' speed."""
+    import numpy as np
+
+    sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
+    sim.set_gravity((0, 0, -9.81))
+    rounds, drive = [], sim._drive
+
+    def counted(*args):
+        rounds[-1] += 1
+        return drive(*args)
+
+    sim._drive = counted
+    heights, stats = [], []
+    for k in range(1, 11):
+        rounds.append(0)
+        lifted = {name: p.copy() for name, p in drivers.items()}
+        for p in lifted.values():
+            p[2, 3] += 1e-4 * k
+        stats.append(sim.step(lifted))
+        assert_intersection_free(sim)
+        heights.append(sim.affine_pose("box")[2, 3])
+    assert all(s.driver_lag == 0.0 for s in stats)
+    assert rounds[0] > 0
+    assert sum(rounds[4:]) == 0 and all(s.newton_iterations == 1 for s in stats[4:])
+    assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
