@@ -93,3 +93,100 @@ def test_a_driven_pad_pushing_a_free_box_follows_its_trajectory():
     velocity = np.diff(box_x) / settings.dt
     assert np.all(velocity[-10:] >= speed * (1 - 1e-3)) and np.all(velocity[-10:] <= 2 * speed)
     assert box_x[-1] - box_x[0] >= speed * settings.dt * 29 - 2e-4  # kept ahead of the pad all along
+
+
+def _push_box_along_the_ground(steps=30):
+    """A pad glued to a driven back face pushes a 50 g box across the ground (mu 0.3) at
+    12.5 mm/s from 0.2 mm away. Returns the simulation, the per-step stats, the box's x after
+    every step and the number of drive rounds (Simulation._drive calls) per step."""
+    import numpy as np
+
+    from .scenes import affine_box
+
+    box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
+    pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 3, 3), E=1e6, prescribed_side="-x")
+    start = -(0.01 + 2e-4 + 0.002)
+    settings = SolverSettings(dt=0.02, dhat=1e-4, eps_v=1e-4, newton_tolerance=1e-5)
+    sim = Simulation([box, pad], poses={"box": pose((0, 0, 0.01 + 5e-5)), "pad": pose((start, 0, 0.011))},
+                     ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, settings=settings)
+    rounds, drive = [], sim._drive
+
+    def counted(*args):
+        rounds[-1] += 1
+        return drive(*args)
+
+    sim._drive = counted
+    speed, stats, box_x = 0.0125, [], []
+    for k in range(1, steps + 1):
+        rounds.append(0)
+        stats.append(sim.step({"pad": pose((start + speed * settings.dt * k, 0, 0.011))}))
+        assert_intersection_free(sim)
+        box_x.append(sim.affine_pose("box")[0, 3])
+    return sim, stats, np.array(box_x), rounds
+
+
+def test_a_pad_pushing_a_box_along_the_ground_settles_each_step_in_one_newton_iteration():
+    """Once the box moves with the pad, each step starts from the driven face at its target, the
+    pad moved with it and the box carried on at its velocity (Simulation._warm_start): no drive round, one
+    Newton iteration (the drive-and-settle continuation took 4-8 here), the pad exactly at its
+    target and the box at the pad's speed; the pad's push balances ground friction
+    (0.3 x 0.05 kg x g = 0.147 N) to within the smoothing."""
+    import numpy as np
+
+    sim, stats, box_x, rounds = _push_box_along_the_ground()
+    assert all(s.driver_fraction == 1.0 and s.driver_lag == 0.0 for s in stats)
+    assert sum(rounds[3:]) == 0 and all(s.newton_iterations == 1 for s in stats[3:])
+    assert sum(rounds[:3]) > 0  # the first contact is driven: the warm start would cross it
+    velocity = np.diff(box_x) / sim.settings.dt
+    assert np.allclose(velocity[3:], 0.0125, rtol=1e-3, atol=0)
+    push = np.linalg.norm(stats[-1].contact_force[0, 1])
+    assert 0.147 <= push <= 0.147 * 1.02
+
+
+def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does(monkeypatch):
+    """Both start the same Newton solve of the same incremental potential, from different
+    points: after 30 steps the box is where the continuation alone puts it to 5e-8 m (the
+    Newton tolerance is 2e-7 m per step) and pushed with the same force to 1e-3 N."""
+    import numpy as np
+
+    sim, stats, box_x, _ = _push_box_along_the_ground()
+    monkeypatch.setattr(Simulation, "_warm_start", lambda self, *args: None)
+    sim_c, stats_c, box_x_c, rounds_c = _push_box_along_the_ground()
+    assert all(r > 0 for r in rounds_c)
+    assert np.abs(box_x - box_x_c).max() < 5e-8
+    assert np.abs(sim.vertices("pad") - sim_c.vertices("pad")).max() < 5e-8
+    forces = [np.linalg.norm(s.contact_force[0, 1]) for s in stats]
+    forces_c = [np.linalg.norm(s.contact_force[0, 1]) for s in stats_c]
+    assert np.abs(np.subtract(forces, forces_c)).max() < 1e-3
+
+
+def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
+    """Pads squeezing a 1 kg box (mu 0.5, about 60 N each) lift it 0.1 mm per 10 ms step under
+    gravity. The first step is driven: a guess with the pads moved up and the box still at rest
+    would slide them past it (Simulation._warm_start refuses guesses that slide friction
+    contacts more than the bodies' own velocities do). Once the box moves with the pads the
+    steps are warm-started and take one Newton iteration, and the box rises at the pads' speed."""
+    import numpy as np
+
+    sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
+    sim.set_gravity((0, 0, -9.81))
+    rounds, drive = [], sim._drive
+
+    def counted(*args):
+        rounds[-1] += 1
+        return drive(*args)
+
+    sim._drive = counted
+    heights, stats = [], []
+    for k in range(1, 11):
+        rounds.append(0)
+        lifted = {name: p.copy() for name, p in drivers.items()}
+        for p in lifted.values():
+            p[2, 3] += 1e-4 * k
+        stats.append(sim.step(lifted))
+        assert_intersection_free(sim)
+        heights.append(sim.affine_pose("box")[2, 3])
+    assert all(s.driver_lag == 0.0 for s in stats)
+    assert rounds[0] > 0
+    assert sum(rounds[4:]) == 0 and all(s.newton_iterations == 1 for s in stats[4:])
+    assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)

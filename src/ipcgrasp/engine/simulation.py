@@ -36,6 +36,12 @@ re-tested box by box (see _candidates), and a drive round that starts where the 
 solve converged reuses that solve's gradient and factorisation. All three give the same
 iterates as the plain computation up to rounding.
 
+Driven motion (prescribed vertices, kinematic bodies) is imposed in one of two ways per step
+(`_step`): a warm start (`_warm_start`: drivers at their targets, driven pads moved with them,
+affine bodies carried on at their velocity, taken when CCD, tet inversion and a distance floor
+admit the straight motion to it), or else the drive-and-settle continuation (`_drive`,
+`_move`, `_newton`, up to MAX_DRIVE_ROUNDS rounds). Both start the same Newton solve.
+
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
 cost about as much as the kernels.
@@ -92,6 +98,9 @@ ELASTIC_HESSIAN_REUSE = 1e-8
 # Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
 # where they were found (Simulation._candidates); the pairs are the same, only found faster.
 PAIR_CACHE_SLACK = 1.0
+# Drivers within this fraction of the scene's size of their targets are at rest (rounding: a
+# driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
+DRIVER_AT_REST = 1e-12
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -1364,12 +1373,17 @@ class Simulation:
         friction = self._friction_collisions(x_t, coll_t)
         targets_def, targets_kin = self._driver_targets(drivers)
         x, coll = x_t, coll_t
-        alphas, iterations, remaining = [], 0, 1.0
+        alphas, iterations, remaining, warm = [], 0, 1.0, None
+        if targets_def or targets_kin:
+            warm = self._warm_start(targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction)
+            if warm is not None:
+                x, coll = warm
+                remaining = 0.0
         # Continuation on the driven motion: drive as far as CCD allows, let Newton settle the free
         # bodies (a pushed object moves out of the way), and drive the rest, until the driven
         # vertices reach their targets. The step's minimiser has them exactly there.
         for _ in range(MAX_DRIVE_ROUNDS):
-            if not (targets_def or targets_kin):
+            if not (targets_def or targets_kin) or remaining == 0.0:
                 break
             fraction, coll = self._drive(targets_def, targets_kin, z_tilde, friction, x_t, x, coll)
             remaining *= 1.0 - fraction
@@ -1390,7 +1404,7 @@ class Simulation:
         while True:
             if k:
                 friction = self._friction_collisions(x, coll, cluster=clustering)
-            z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll)
+            z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll, int(warm is not None and not k))
             iterations += its
             alphas += a
             k += 1
@@ -1401,6 +1415,65 @@ class Simulation:
                 break
         return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
                             self._driver_gap(targets_def, targets_kin))
+
+    def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction):
+        """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve
+        from a guess of where the motion ends: the drivers at their targets, each driven
+        deformable body's free vertices translated with it (by the mean displacement of its
+        prescribed vertices), affine bodies carried on at their velocity, q_t + h qdot_t (a cube
+        pushed or lifted by the jaws moves with them; gravity's h^2 g, millimetres, is left to
+        Newton), everything else where it is.
+        The guess is taken only if the straight motion to it from the start of the step is
+        admissible: it slides the step's friction contacts (lagged, `friction`) no more than the
+        free bodies' own velocities would, h v_t, give or take the friction smoothing eps_v h
+        (force-weighted: D(guess) <= D(P h v_t) + sum mu lambda eps_v h; a guess that slid the
+        pads past a cube at rest, at the start of a lift, could leave Newton in a sliding minimum
+        where the continuation sticks), CCD finds no collision on it, no
+        tet inverts and no contact distance falls below half of min(its value at the start,
+        dhat) (the drive's floor, `_move`). Then no
+        drive round is needed: returns the contact positions and active contacts there.
+        Otherwise the state is left as it was and None returned; the step drives as before.
+        Either way Newton minimises the same incremental potential from there.
+
+        Only positions the drivers move are extrapolated: a Newton solve stops within its
+        tolerance on the side it started from, so a guess that carried every velocity on would
+        keep a creep below the tolerance going from step to step (a held box's pads squeezing it
+        ever harder), where starting from rest lets it die out. Barrier contact only (penalty
+        contact has no CCD to prove the jump safe)."""
+        at_rest = self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
+        if self._penalty or at_rest:
+            return None
+        state = self.state
+        before = state.copy()
+        z = z_t.copy()
+        for off in self._affine_offset:
+            z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
+        x_defs0 = self._deformable_positions(z_t)  # copies: the state's arrays change below
+        for i, target in targets_def.items():
+            prescribed = self.deformables[i].prescribed
+            z[self._free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
+            state.deformable_x[i][prescribed] = target
+        for i, target in targets_kin.items():
+            state.kinematic_x[i] = target.copy()
+        self._place(z)
+        x = self.collision_positions(z)
+        x_defs1 = self._deformable_positions(z)
+        h = self.settings.dt
+        eps_u = self.settings.eps_v * h
+        slide = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
+        carried = contact.friction_potential(friction, self.mesh, (self._P @ (h * v_t)).reshape(-1, 3), eps_u)
+        admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
+        admissible = admissible and self._ccd_fraction(x_t, x) == 1.0
+        admissible = admissible and self._noninverting_fraction(
+            x_defs0, [b - a for a, b in zip(x_defs0, x_defs1)]) == 1.0
+        if admissible:
+            coll = self._collisions(x)
+            floor = 0.5 * min(contact.min_distance(coll_t, self.mesh, x_t), self.dhat)
+            if contact.min_distance(coll, self.mesh, x) >= floor:
+                return x, coll
+        self.state = before
+        self._refresh_driven()
+        return None
 
     def _place(self, z):
         """Write the free positions of z into the state (velocities are set when the step is
@@ -1470,9 +1543,11 @@ class Simulation:
         per_kappa = 2 * s * (1 - s * s) * (1 / (s * s) - 1 - 4 * np.log(s)) * self.dhat ** 3 / self.settings.dt ** 2
         return float(self.settings.contact_force_scale) / per_kappa
 
-    def _newton(self, z, z_tilde, friction, x_t, x, coll):
+    def _newton(self, z, z_tilde, friction, x_t, x, coll, min_iterations=0):
         """Projected Newton from z (x, coll: its contact positions and active contacts); returns
-        the converged z, the iterations, the line-search fractions, and x, coll at the result."""
+        the converged z, the iterations, the line-search fractions, and x, coll at the result.
+        min_iterations: Newton steps taken before the convergence test may end the solve (a
+        warm start is a guess, not an iterate of this solve)."""
         s, h = self.settings, self.settings.dt
         alphas = []
         prev_min_d2 = None if self._penalty else contact.min_distance(coll, self.mesh, x) ** 2
@@ -1487,7 +1562,7 @@ class Simulation:
                 raise StepFailed("linear solve produced NaN/inf", self.state.copy())
             dx = (self._P @ p).reshape(-1, 3)
             step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
-            if step_norm / h < s.newton_tolerance:
+            if step_norm / h < s.newton_tolerance and iteration > min_iterations:
                 # the solver now holds H(z) factored: the next drive round starts from this z
                 self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
                 return z, iteration - 1, alphas, x, coll
