@@ -177,54 +177,156 @@ def _project_to_psd(H):
     return scaled @ eigenvectors.T
 
 
+# Jacobi sweeps end when the off-diagonal part of the matrix is below this fraction of its Frobenius
+# norm (_symmetric_eigen): round-off level, as LAPACK's eigensolvers.
+JACOBI_TOLERANCE = 1e-17
+
+
 @njit
-def _project_to_psd_shift_invariant(H):
-    """_project_to_psd for the Hessian H (3n, 3n), n >= 2 points, of a function that does not
-    change when all points move together (a distance, a barrier of one): such an H is zero on the
-    3 translations, so its eigenvectors of nonzero eigenvalue lie in their orthogonal complement.
-    With Q (3n, 3(n-1)) an orthonormal basis of it (Helmert contrasts per axis), the clamp is
-    H - sum over negative eigenvalues l of Q^T H Q of l (Q v)(Q v)^T: one eigendecomposition of
-    size 3(n-1) instead of 3n and only the negative modes subtracted (a contact's barrier Hessian
-    has 2 of 12). Equal to _project_to_psd up to rounding."""
+def _symmetric_eigen(M):
+    """Eigenvalues (unsorted) and eigenvectors (columns) of a small symmetric M, by cyclic Jacobi
+    rotations (Golub & Van Loan, Matrix Computations, sec. 8.5). M is overwritten (it ends
+    diagonal). For the r <= 12 matrices of contact Hessians this costs a fraction of LAPACK's
+    call overhead; eigenvalues are accurate to round-off of |M|."""
+    n = M.shape[0]
+    V = np.eye(n)
+    total = 0.0
+    for i in range(n):
+        for j in range(n):
+            total += M[i, j] * M[i, j]
+    floor = JACOBI_TOLERANCE * JACOBI_TOLERANCE * total
+    for _ in range(100):
+        off = 0.0
+        for p in range(n):
+            for q in range(p + 1, n):
+                off += M[p, q] * M[p, q]
+        if not off > floor:
+            break
+        for p in range(n):
+            for q in range(p + 1, n):
+                apq = M[p, q]
+                if apq == 0.0:
+                    continue
+                theta = (M[q, q] - M[p, p]) / (2.0 * apq)
+                t = 1.0 / (abs(theta) + math.sqrt(theta * theta + 1.0))
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / math.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(n):
+                    mkp = M[k, p]
+                    mkq = M[k, q]
+                    M[k, p] = c * mkp - s * mkq
+                    M[k, q] = s * mkp + c * mkq
+                for k in range(n):
+                    mpk = M[p, k]
+                    mqk = M[q, k]
+                    M[p, k] = c * mpk - s * mqk
+                    M[q, k] = s * mpk + c * mqk
+                M[p, q] = 0.0
+                M[q, p] = 0.0
+                for k in range(n):
+                    vkp = V[k, p]
+                    vkq = V[k, q]
+                    V[k, p] = c * vkp - s * vkq
+                    V[k, q] = s * vkp + c * vkq
+    eigenvalues = np.empty(n)
+    for i in range(n):
+        eigenvalues[i] = M[i, i]
+    return eigenvalues, V
+
+
+# Relative size (to the Frobenius norm of H) below which a column of H left over after removing
+# its components along the range found so far counts as round-off (_project_to_psd_on_range).
+RANGE_TOLERANCE = 1e-13
+
+
+@njit
+def _project_to_psd_on_range(H):
+    """_project_to_psd for a small symmetric H of low rank (a contact's barrier Hessian: rank 5 of
+    12 for face-vertex and edge-edge contacts, 1 for vertex-plane): an orthonormal basis B of H's
+    column space is found by Gram-Schmidt with column pivoting (each new column the one with the
+    largest part outside span(B), orthogonalised twice, until every remaining part is below
+    RANGE_TOLERANCE |H|_F), so that H = B (B^T H B) B^T up to that tolerance; the eigenvalues l
+    and vectors y of the r x r matrix B^T H B are those of H, and l (B y)(B y)^T is subtracted
+    for each negative l. One r x r eigenproblem (r = 5 for most contacts) instead of 12 x 12, solved
+    by Jacobi rotations (_symmetric_eigen). Equal to _project_to_psd up to rounding."""
     size = H.shape[0]
-    n = size // 3
-    m = size - 3
-    Q = np.zeros((size, m))
-    for k in range(1, n):  # Helmert contrast k: points 0..k-1 weigh 1, point k weighs -k
-        scale = 1.0 / math.sqrt(k * (k + 1.0))
-        for a in range(3):
-            for i in range(k):
-                Q[3 * i + a, 3 * (k - 1) + a] = scale
-            Q[3 * k + a, 3 * (k - 1) + a] = -k * scale
-    HQ = np.zeros((size, m))
-    for r in range(size):
-        for c in range(m):
+    R = H.copy()  # the columns' parts outside span(B)
+    B = np.empty((size, size))
+    norms = np.empty(size)
+    frobenius = 0.0
+    for i in range(size):
+        for j in range(size):
+            frobenius += H[i, j] * H[i, j]
+    floor = RANGE_TOLERANCE * RANGE_TOLERANCE * frobenius
+    r = 0
+    while r < size:
+        best = -1
+        best_norm = floor
+        for c in range(size):
             total = 0.0
             for i in range(size):
-                total += H[r, i] * Q[i, c]
-            HQ[r, c] = total
-    R = np.empty((m, m))
-    for r in range(m):
-        for c in range(r, m):
-            total = 0.0
+                total += R[i, c] * R[i, c]
+            norms[c] = total
+            if total > best_norm:
+                best_norm = total
+                best = c
+        if best < 0:
+            break
+        scale = 1.0 / math.sqrt(best_norm)
+        for i in range(size):
+            B[i, r] = R[i, best] * scale
+        for q in range(r):  # second Gram-Schmidt pass against the earlier basis vectors
+            dot = 0.0
             for i in range(size):
-                total += Q[i, r] * HQ[i, c]
-            R[r, c] = total
-            R[c, r] = total
-    eigenvalues, eigenvectors = np.linalg.eigh(R)
+                dot += B[i, q] * B[i, r]
+            for i in range(size):
+                B[i, r] -= dot * B[i, q]
+        total = 0.0
+        for i in range(size):
+            total += B[i, r] * B[i, r]
+        scale = 1.0 / math.sqrt(total)
+        for i in range(size):
+            B[i, r] *= scale
+        for c in range(size):
+            dot = 0.0
+            for i in range(size):
+                dot += B[i, r] * R[i, c]
+            for i in range(size):
+                R[i, c] -= dot * B[i, r]
+        r += 1
     out = H.copy()
+    if r == 0:
+        return out
+    HB = np.zeros((size, r))
+    for i in range(size):
+        for q in range(r):
+            total = 0.0
+            for j in range(size):
+                total += H[i, j] * B[j, q]
+            HB[i, q] = total
+    M = np.empty((r, r))
+    for p in range(r):
+        for q in range(p, r):
+            total = 0.0
+            for i in range(size):
+                total += B[i, p] * HB[i, q]
+            M[p, q] = total
+            M[q, p] = total
+    eigenvalues, eigenvectors = _symmetric_eigen(M)
     u = np.empty(size)
-    for k in range(m):
+    for k in range(r):
         if not eigenvalues[k] < 0.0:
-            break  # ascending
+            continue
         for i in range(size):
             total = 0.0
-            for c in range(m):
-                total += Q[i, c] * eigenvectors[c, k]
+            for q in range(r):
+                total += B[i, q] * eigenvectors[q, k]
             u[i] = total
-        for r in range(size):
-            for c in range(size):
-                out[r, c] -= eigenvalues[k] * u[r] * u[c]
+        for i in range(size):
+            for j in range(size):
+                out[i, j] -= eigenvalues[k] * u[i] * u[j]
     return out
 
 

@@ -36,8 +36,7 @@ from ipcgrasp.engine.barrier import (
     _barrier,
     _barrier_first_derivative,
     _barrier_second_derivative,
-    _project_to_psd,
-    _project_to_psd_shift_invariant,
+    _project_to_psd_on_range,
 )
 from ipcgrasp.engine.broadphase import candidates as _broadphase_candidates
 from ipcgrasp.engine.distance import (
@@ -733,8 +732,7 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
                     a0, a1, b0, b1, eps_x[k]
                 )
             if project:
-                # a distance is unchanged when every point moves alike; the plane stays put
-                hess = _project_to_psd(hess) if kind[k] == VERTEX_PLANE else _project_to_psd_shift_invariant(hess)
+                hess = _project_to_psd_on_range(hess)
         _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
     return rows, cols, vals
 

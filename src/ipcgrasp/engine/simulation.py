@@ -300,6 +300,8 @@ def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, 
     missing = 0
     zs = np.empty(48, dtype=np.int64)  # the block's z indices, ascending (12 coordinates x 4)
     local = np.empty((12, 4), dtype=np.int64)  # position in zs of each coordinate's z index
+    position = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)  # per z index: its position in zs, or -1
+    T = np.empty((12, 48))
     L = np.empty((48, 48))
     for k in range(offsets.shape[0] - 1):
         off = offsets[k]
@@ -311,16 +313,21 @@ def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, 
                 j = z_index[r, t]
                 if j < 0:
                     break
-                pos = 0
-                while pos < n and zs[pos] < j:
-                    pos += 1
-                if pos == n or zs[pos] != j:
-                    for q in range(n, pos, -1):
-                        zs[q] = zs[q - 1]
-                    zs[pos] = j
+                if position[j] < 0:
+                    position[j] = n
+                    zs[n] = j
                     n += 1
         if n == 0:
             continue
+        for i in range(1, n):  # insertion sort: the pattern is filled column by column, rows ascending
+            j = zs[i]
+            q = i
+            while q > 0 and zs[q - 1] > j:
+                zs[q] = zs[q - 1]
+                q -= 1
+            zs[q] = j
+        for i in range(n):
+            position[zs[i]] = i
         for a in range(size):
             r = rows[off + a * size]
             for t in range(4):
@@ -328,28 +335,33 @@ def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, 
                 local[a, t] = -1
                 if j < 0:
                     break
-                pos = 0
-                while zs[pos] != j:
-                    pos += 1
-                local[a, t] = pos
+                local[a, t] = position[j]
+        for i in range(n):
+            position[zs[i]] = -1
+        # contract the columns, then the rows: T = H P_block, L = P_block^T T
+        for a in range(size):
+            for lj in range(n):
+                T[a, lj] = 0.0
+            for b in range(size):
+                c = rows[off + b * size]
+                v = scale * vals[off + a * size + b]
+                for t in range(4):
+                    lj = local[b, t]
+                    if lj < 0:
+                        break
+                    T[a, lj] += v * z_coef[c, t]
         for i in range(n):
             for j in range(n):
                 L[i, j] = 0.0
         for a in range(size):
             r = rows[off + a * size]
-            for b in range(size):
-                c = cols[off + a * size + b]
-                v = scale * vals[off + a * size + b]
-                for s in range(4):
-                    li = local[a, s]
-                    if li < 0:
-                        break
-                    vs = z_coef[r, s] * v
-                    for t in range(4):
-                        lj = local[b, t]
-                        if lj < 0:
-                            break
-                        L[li, lj] += vs * z_coef[c, t]
+            for s in range(4):
+                li = local[a, s]
+                if li < 0:
+                    break
+                coef = z_coef[r, s]
+                for lj in range(n):
+                    L[li, lj] += coef * T[a, lj]
         for lj in range(n):
             j = zs[lj]
             lo = indptr[j]
