@@ -288,7 +288,7 @@ def test_range_projection_matches_ipctk_clamp(points):
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 9, 12])
-def test_jacobi_eigen_matches_lapack(n):
+def test_symmetric_eigen_matches_lapack(n):
     """Eigenvalues and the spectral reconstruction of _symmetric_eigen equal numpy's LAPACK
     eigh to round-off, including repeated and zero eigenvalues."""
     rng = np.random.default_rng(300 + n)

@@ -177,63 +177,107 @@ def _project_to_psd(H):
     return scaled @ eigenvectors.T
 
 
-# Jacobi sweeps end when the off-diagonal part of the matrix is below this fraction of its Frobenius
-# norm (_symmetric_eigen): round-off level, as LAPACK's eigensolvers.
-JACOBI_TOLERANCE = 1e-17
-
-
 @njit
 def _symmetric_eigen(M):
-    """Eigenvalues (unsorted) and eigenvectors (columns) of a small symmetric M, by cyclic Jacobi
-    rotations (Golub & Van Loan, Matrix Computations, sec. 8.5). M is overwritten (it ends
-    diagonal). For the r <= 12 matrices of contact Hessians this costs a fraction of LAPACK's
+    """Eigenvalues (unsorted) and eigenvectors (columns) of a small symmetric M: Householder
+    reduction to tridiagonal form, then implicit QL iterations with Wilkinson shifts (Golub &
+    Van Loan, Matrix Computations, sec. 8.3; Press et al., Numerical Recipes, tred2 and tqli).
+    M is overwritten. For the r <= 12 matrices of contact Hessians this costs less than LAPACK's
     call overhead; eigenvalues are accurate to round-off of |M|."""
     n = M.shape[0]
-    V = np.eye(n)
-    total = 0.0
+    Q = np.eye(n)
+    v = np.empty(n)
+    p = np.empty(n)
+    for k in range(n - 2):  # Householder reflection zeroing M[k + 2:, k]
+        tail = 0.0
+        for i in range(k + 2, n):
+            tail += M[i, k] * M[i, k]
+        if tail == 0.0:
+            continue
+        norm = math.sqrt(tail + M[k + 1, k] * M[k + 1, k])
+        alpha = -norm if M[k + 1, k] >= 0.0 else norm
+        for i in range(k + 1, n):
+            v[i] = M[i, k]
+        v[k + 1] -= alpha
+        beta = 2.0 / (tail + v[k + 1] * v[k + 1])
+        # M22 <- (I - beta v v^T) M22 (I - beta v v^T) = M22 - v q^T - q v^T
+        vp = 0.0
+        for i in range(k + 1, n):
+            total = 0.0
+            for j in range(k + 1, n):
+                total += M[i, j] * v[j]
+            p[i] = beta * total
+            vp += v[i] * p[i]
+        half = 0.5 * beta * vp
+        for i in range(k + 1, n):
+            p[i] -= half * v[i]
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                M[i, j] -= v[i] * p[j] + p[i] * v[j]
+        M[k + 1, k] = alpha
+        M[k, k + 1] = alpha
+        for i in range(k + 2, n):
+            M[i, k] = 0.0
+            M[k, i] = 0.0
+        for i in range(n):  # Q <- Q (I - beta v v^T)
+            total = 0.0
+            for j in range(k + 1, n):
+                total += Q[i, j] * v[j]
+            total *= beta
+            for j in range(k + 1, n):
+                Q[i, j] -= total * v[j]
+    d = np.empty(n)
+    e = np.zeros(n)  # e[i] couples i and i + 1
     for i in range(n):
-        for j in range(n):
-            total += M[i, j] * M[i, j]
-    floor = JACOBI_TOLERANCE * JACOBI_TOLERANCE * total
-    for _ in range(100):
-        off = 0.0
-        for p in range(n):
-            for q in range(p + 1, n):
-                off += M[p, q] * M[p, q]
-        if not off > floor:
-            break
-        for p in range(n):
-            for q in range(p + 1, n):
-                apq = M[p, q]
-                if apq == 0.0:
-                    continue
-                theta = (M[q, q] - M[p, p]) / (2.0 * apq)
-                t = 1.0 / (abs(theta) + math.sqrt(theta * theta + 1.0))
-                if theta < 0.0:
-                    t = -t
-                c = 1.0 / math.sqrt(t * t + 1.0)
-                s = t * c
+        d[i] = M[i, i]
+    for i in range(n - 1):
+        e[i] = M[i + 1, i]
+    for l in range(n):
+        for _ in range(60):
+            m = l
+            while m < n - 1:
+                dd = abs(d[m]) + abs(d[m + 1])
+                if abs(e[m]) + dd == dd:
+                    break
+                m += 1
+            if m == l:
+                break
+            g = (d[l + 1] - d[l]) / (2.0 * e[l])
+            r = math.hypot(g, 1.0)
+            g = d[m] - d[l] + e[l] / (g + (r if g >= 0.0 else -r))
+            s = 1.0
+            c = 1.0
+            shift = 0.0
+            i = m - 1
+            deflated = False
+            while i >= l:
+                f = s * e[i]
+                b = c * e[i]
+                r = math.hypot(f, g)
+                e[i + 1] = r
+                if r == 0.0:
+                    d[i + 1] -= shift
+                    e[m] = 0.0
+                    deflated = True
+                    break
+                s = f / r
+                c = g / r
+                g = d[i + 1] - shift
+                r = (d[i] - g) * s + 2.0 * c * b
+                shift = s * r
+                d[i + 1] = g + shift
+                g = c * r - b
                 for k in range(n):
-                    mkp = M[k, p]
-                    mkq = M[k, q]
-                    M[k, p] = c * mkp - s * mkq
-                    M[k, q] = s * mkp + c * mkq
-                for k in range(n):
-                    mpk = M[p, k]
-                    mqk = M[q, k]
-                    M[p, k] = c * mpk - s * mqk
-                    M[q, k] = s * mpk + c * mqk
-                M[p, q] = 0.0
-                M[q, p] = 0.0
-                for k in range(n):
-                    vkp = V[k, p]
-                    vkq = V[k, q]
-                    V[k, p] = c * vkp - s * vkq
-                    V[k, q] = s * vkp + c * vkq
-    eigenvalues = np.empty(n)
-    for i in range(n):
-        eigenvalues[i] = M[i, i]
-    return eigenvalues, V
+                    f = Q[k, i + 1]
+                    Q[k, i + 1] = s * Q[k, i] + c * f
+                    Q[k, i] = c * Q[k, i] - s * f
+                i -= 1
+            if deflated:
+                continue
+            d[l] -= shift
+            e[l] = g
+            e[m] = 0.0
+    return d, Q
 
 
 # Relative size (to the Frobenius norm of H) below which a column of H left over after removing
@@ -250,7 +294,7 @@ def _project_to_psd_on_range(H):
     RANGE_TOLERANCE |H|_F), so that H = B (B^T H B) B^T up to that tolerance; the eigenvalues l
     and vectors y of the r x r matrix B^T H B are those of H, and l (B y)(B y)^T is subtracted
     for each negative l. One r x r eigenproblem (r = 5 for most contacts) instead of 12 x 12, solved
-    by Jacobi rotations (_symmetric_eigen). Equal to _project_to_psd up to rounding."""
+    by tridiagonal QL (_symmetric_eigen). Equal to _project_to_psd up to rounding."""
     size = H.shape[0]
     R = H.copy()  # the columns' parts outside span(B)
     B = np.empty((size, size))
