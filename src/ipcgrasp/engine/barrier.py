@@ -298,7 +298,7 @@ def _project_to_psd_on_range(H):
     size = H.shape[0]
     R = H.copy()  # the columns' parts outside span(B)
     B = np.empty((size, size))
-    norms = np.empty(size)
+    chosen = np.zeros(size, dtype=np.bool_)  # columns already in span(B): their parts are round-off
     frobenius = 0.0
     for i in range(size):
         for j in range(size):
@@ -309,15 +309,17 @@ def _project_to_psd_on_range(H):
         best = -1
         best_norm = floor
         for c in range(size):
+            if chosen[c]:
+                continue
             total = 0.0
             for i in range(size):
                 total += R[i, c] * R[i, c]
-            norms[c] = total
             if total > best_norm:
                 best_norm = total
                 best = c
         if best < 0:
             break
+        chosen[best] = True
         scale = 1.0 / math.sqrt(best_norm)
         for i in range(size):
             B[i, r] = R[i, best] * scale
@@ -334,6 +336,8 @@ def _project_to_psd_on_range(H):
         for i in range(size):
             B[i, r] *= scale
         for c in range(size):
+            if chosen[c]:
+                continue
             dot = 0.0
             for i in range(size):
                 dot += B[i, r] * R[i, c]
@@ -343,19 +347,18 @@ def _project_to_psd_on_range(H):
     out = H.copy()
     if r == 0:
         return out
-    HB = np.zeros((size, r))
-    for i in range(size):
-        for q in range(r):
+    HB = np.empty(size)
+    M = np.empty((r, r))  # B^T H B
+    for q in range(r):
+        for i in range(size):
             total = 0.0
             for j in range(size):
                 total += H[i, j] * B[j, q]
-            HB[i, q] = total
-    M = np.empty((r, r))
-    for p in range(r):
-        for q in range(p, r):
+            HB[i] = total
+        for p in range(q + 1):
             total = 0.0
             for i in range(size):
-                total += B[i, p] * HB[i, q]
+                total += B[i, p] * HB[i]
             M[p, q] = total
             M[q, p] = total
     eigenvalues, eigenvectors = _symmetric_eigen(M)
@@ -369,8 +372,9 @@ def _project_to_psd_on_range(H):
                 total += B[i, q] * eigenvectors[q, k]
             u[i] = total
         for i in range(size):
+            lu = eigenvalues[k] * u[i]
             for j in range(size):
-                out[i, j] -= eigenvalues[k] * u[i] * u[j]
+                out[i, j] -= lu * u[j]
     return out
 
 
