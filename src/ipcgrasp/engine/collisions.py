@@ -731,9 +731,13 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
                 hess += (w * _barrier(d, dhat_sq)) * _edge_edge_mollifier_hessian(
                     a0, a1, b0, b1, eps_x[k]
                 )
-            if project:
-                hess = _project_to_psd_on_range(hess)
         _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
+    if project:
+        for k in range(kind.shape[0]):
+            lo = offsets[k]
+            size = 3 * NUM_KIND_VERTICES[kind[k]]
+            block = vals[lo:lo + size * size].reshape((size, size))
+            block[:, :] = _project_to_psd_on_range(block)
     return rows, cols, vals
 
 
