@@ -10,7 +10,8 @@ from ipcgrasp.engine.barrier import (
     _barrier_first_derivative,
     _barrier_second_derivative,
     _project_to_psd,
-    _project_to_psd_shift_invariant,
+    _project_to_psd_on_range,
+    _symmetric_eigen,
     barrier,
     barrier_first_derivative,
     barrier_second_derivative,
@@ -258,27 +259,53 @@ def test_project_to_psd_matches_ipctk_clamp(n):
         )
 
 
-@pytest.mark.parametrize("points", [2, 3, 4])
-def test_shift_invariant_projection_matches_ipctk_clamp(points):
-    """The projection on the translation-free coordinates equals ipctk's full clamp for
-    Hessians of functions unchanged when every point moves alike (barrier Hessians of
-    vertex-vertex, edge-vertex, edge-edge and face-vertex contacts), including the rank-5 ones
-    with 2 negative eigenvalues that real contacts have."""
+@pytest.mark.parametrize("points", [1, 2, 3, 4])
+def test_range_projection_matches_ipctk_clamp(points):
+    """The projection on the column space equals ipctk's full clamp for contact-like Hessians:
+    translation-free ones of every rank (the rank-5 ones with 2 negative eigenvalues that
+    face-vertex and edge-edge contacts have, rank 1 of vertex-plane), full-rank ones, and ones
+    with a spectrum over many decades."""
     rng = np.random.default_rng(200 + points)
     n = 3 * points
     translations = np.kron(np.ones((points, 1)), np.eye(3)) / np.sqrt(points)
-    free = np.eye(n) - translations @ translations.T
-    for rank in (n - 3, 5, 1):
-        for _ in range(100):
-            B = free @ rng.normal(size=(n, min(rank, n - 3)))
-            w = rng.normal(size=B.shape[1]) * 10.0 ** rng.uniform(-6, 6)
+    free = np.eye(n) - translations @ translations.T if points > 1 else np.eye(n)
+    for rank in sorted({n, max(n - 3, 1), min(5, n), 1}):
+        for trial in range(100):
+            B = (free if rank < n else np.eye(n)) @ rng.normal(size=(n, rank))
+            w = rng.normal(size=rank) * 10.0 ** rng.uniform(-6, 6)
+            if trial % 4 == 0:
+                w *= 10.0 ** rng.uniform(-8, 0, size=rank)  # eigenvalues spread over decades
             H = (B * w) @ B.T
             H = 0.5 * (H + H.T)
-            ours = _project_to_psd_shift_invariant(H)
+            ours = _project_to_psd_on_range(H)
             ref = ipctk.project_to_psd(H, ipctk.PSDProjectionMethod.CLAMP)
             scale = np.abs(H).max()
             np.testing.assert_allclose(ours, ref, rtol=0.0, atol=1e-12 * scale)
             np.testing.assert_allclose(ours, _project_to_psd(H), rtol=0.0, atol=1e-12 * scale)
+    np.testing.assert_array_equal(_project_to_psd_on_range(np.zeros((12, 12))), np.zeros((12, 12)))
+    spd = np.diag([3.0, 1e-9, 2.0])
+    np.testing.assert_array_equal(_project_to_psd_on_range(spd), spd)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9, 12])
+def test_symmetric_eigen_matches_lapack(n):
+    """Eigenvalues and the spectral reconstruction of _symmetric_eigen equal numpy's LAPACK
+    eigh to round-off, including repeated and zero eigenvalues."""
+    rng = np.random.default_rng(300 + n)
+    for trial in range(50):
+        A = rng.normal(size=(n, n))
+        M = (A + A.T) * 10.0 ** rng.uniform(-6, 6)
+        if trial % 5 == 0:  # repeated eigenvalues and a zero one
+            Q, _ = np.linalg.qr(A)
+            w = np.repeat(rng.normal(size=(n + 1) // 2), 2)[:n]
+            w[0] = 0.0
+            M = (Q * w) @ Q.T
+            M = 0.5 * (M + M.T)
+        values, vectors = _symmetric_eigen(M.copy())
+        scale = np.abs(M).max()
+        np.testing.assert_allclose(np.sort(values), np.linalg.eigvalsh(M), rtol=0.0, atol=1e-13 * scale)
+        np.testing.assert_allclose(vectors.T @ vectors, np.eye(n), rtol=0.0, atol=1e-13)
+        np.testing.assert_allclose((vectors * values) @ vectors.T, M, rtol=0.0, atol=1e-13 * scale)
 
 
 def test_project_to_psd_special_matrices():

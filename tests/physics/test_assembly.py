@@ -213,3 +213,58 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     H2 = full_from_upper(sim, sim._hessian(z2, friction, x_t, x2, coll))
     H2_ref = reference_hessian(sim, z2, friction, x_t, x2, coll)[0]
     np.testing.assert_allclose(H2, H2_ref, rtol=0, atol=1e-12 * np.abs(H2_ref).max())
+
+
+def test_mapped_blocks_match_a_dense_contraction():
+    """Contact blocks carried into z by _add_mapped_blocks (per-block contraction, the columns
+    from dense_lo on summed over blocks first) equal the upper triangle of P^T H P assembled
+    densely; entries missing from the pattern are counted, not added."""
+    from ipcgrasp.engine.simulation import _add_mapped_blocks
+
+    rng = np.random.default_rng(7)
+    n_x, n_dof, dense_lo = 30, 22, 9  # coordinates 0-8 on own dofs, the rest through 13 shared ones
+    P = np.zeros((n_x, n_dof))
+    for i in range(n_x):
+        if i < 9:
+            P[i, i] = 1.0
+        else:  # an affine-like row: 4 of the shared dofs
+            P[i, dense_lo + rng.choice(n_dof - dense_lo, 4, replace=False)] = rng.normal(size=4)
+    z_index = -np.ones((n_x, 4), dtype=np.int64)
+    z_coef = np.zeros((n_x, 4))
+    for i in range(n_x):
+        nz = np.flatnonzero(P[i])
+        z_index[i, :len(nz)] = nz
+        z_coef[i, :len(nz)] = P[i, nz]
+    rows, cols, vals, offsets, H = [], [], [], [0], np.zeros((n_x, n_x))
+    for _ in range(12):  # contacts of 2 to 4 points, each point 3 consecutive coordinates
+        points = rng.choice(n_x // 3, rng.integers(2, 5), replace=False)
+        coords = (3 * points[:, None] + np.arange(3)).ravel()
+        A = rng.normal(size=(coords.size, coords.size))
+        block = A + A.T
+        H[np.ix_(coords, coords)] += block
+        rows.append(np.repeat(coords, coords.size))
+        cols.append(np.tile(coords, coords.size))
+        vals.append(block.ravel())
+        offsets.append(offsets[-1] + coords.size ** 2)
+    rows, cols, vals = (np.concatenate(a) for a in (rows, cols, vals))
+    offsets = np.array(offsets, dtype=np.int64)
+    expected = np.triu(P.T @ H @ P) * 2.5
+    full = sp.csc_matrix(np.triu(np.ones((n_dof, n_dof))))
+    full.sort_indices()
+    data = np.zeros(full.nnz)
+    assert _add_mapped_blocks(data, full.indptr, full.indices, rows, cols, vals, offsets, 2.5, z_index, z_coef,
+                              dense_lo) == 0
+    got = sp.csc_matrix((data, full.indices, full.indptr), shape=(n_dof, n_dof)).toarray()
+    np.testing.assert_allclose(got, expected, rtol=0.0, atol=1e-12 * np.abs(expected).max())
+    # a pattern without the last column (a shared one) and without one own-dof column
+    keep = np.triu(np.ones((n_dof, n_dof)), 0)
+    keep[:, -1] = 0.0
+    keep[:, 3] = 0.0
+    partial = sp.csc_matrix(keep)
+    partial.sort_indices()
+    data = np.zeros(partial.nnz)
+    missing = _add_mapped_blocks(data, partial.indptr, partial.indices, rows, cols, vals, offsets, 2.5, z_index,
+                                 z_coef, dense_lo)
+    assert missing >= np.count_nonzero(expected[:, [3, n_dof - 1]])
+    got = sp.csc_matrix((data, partial.indices, partial.indptr), shape=(n_dof, n_dof)).toarray()
+    np.testing.assert_allclose(got, expected * keep, rtol=0.0, atol=1e-12 * np.abs(expected).max())

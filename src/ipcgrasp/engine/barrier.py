@@ -178,53 +178,203 @@ def _project_to_psd(H):
 
 
 @njit
-def _project_to_psd_shift_invariant(H):
-    """_project_to_psd for the Hessian H (3n, 3n), n >= 2 points, of a function that does not
-    change when all points move together (a distance, a barrier of one): such an H is zero on the
-    3 translations, so its eigenvectors of nonzero eigenvalue lie in their orthogonal complement.
-    With Q (3n, 3(n-1)) an orthonormal basis of it (Helmert contrasts per axis), the clamp is
-    H - sum over negative eigenvalues l of Q^T H Q of l (Q v)(Q v)^T: one eigendecomposition of
-    size 3(n-1) instead of 3n and only the negative modes subtracted (a contact's barrier Hessian
-    has 2 of 12). Equal to _project_to_psd up to rounding."""
+def _symmetric_eigen(M):
+    """Eigenvalues (unsorted) and eigenvectors (columns) of a small symmetric M: Householder
+    reduction to tridiagonal form, then implicit QL iterations with Wilkinson shifts (Golub &
+    Van Loan, Matrix Computations, sec. 8.3; Press et al., Numerical Recipes, tred2 and tqli).
+    M is overwritten. For the r <= 12 matrices of contact Hessians this costs less than LAPACK's
+    call overhead; eigenvalues are accurate to round-off of |M|."""
+    n = M.shape[0]
+    Q = np.eye(n)
+    v = np.empty(n)
+    p = np.empty(n)
+    for k in range(n - 2):  # Householder reflection zeroing M[k + 2:, k]
+        tail = 0.0
+        for i in range(k + 2, n):
+            tail += M[i, k] * M[i, k]
+        if tail == 0.0:
+            continue
+        norm = math.sqrt(tail + M[k + 1, k] * M[k + 1, k])
+        alpha = -norm if M[k + 1, k] >= 0.0 else norm
+        for i in range(k + 1, n):
+            v[i] = M[i, k]
+        v[k + 1] -= alpha
+        beta = 2.0 / (tail + v[k + 1] * v[k + 1])
+        # M22 <- (I - beta v v^T) M22 (I - beta v v^T) = M22 - v q^T - q v^T
+        vp = 0.0
+        for i in range(k + 1, n):
+            total = 0.0
+            for j in range(k + 1, n):
+                total += M[i, j] * v[j]
+            p[i] = beta * total
+            vp += v[i] * p[i]
+        half = 0.5 * beta * vp
+        for i in range(k + 1, n):
+            p[i] -= half * v[i]
+        for i in range(k + 1, n):
+            for j in range(k + 1, n):
+                M[i, j] -= v[i] * p[j] + p[i] * v[j]
+        M[k + 1, k] = alpha
+        M[k, k + 1] = alpha
+        for i in range(k + 2, n):
+            M[i, k] = 0.0
+            M[k, i] = 0.0
+        for i in range(n):  # Q <- Q (I - beta v v^T)
+            total = 0.0
+            for j in range(k + 1, n):
+                total += Q[i, j] * v[j]
+            total *= beta
+            for j in range(k + 1, n):
+                Q[i, j] -= total * v[j]
+    d = np.empty(n)
+    e = np.zeros(n)  # e[i] couples i and i + 1
+    for i in range(n):
+        d[i] = M[i, i]
+    for i in range(n - 1):
+        e[i] = M[i + 1, i]
+    for l in range(n):
+        for _ in range(60):
+            m = l
+            while m < n - 1:
+                dd = abs(d[m]) + abs(d[m + 1])
+                if abs(e[m]) + dd == dd:
+                    break
+                m += 1
+            if m == l:
+                break
+            g = (d[l + 1] - d[l]) / (2.0 * e[l])
+            r = math.hypot(g, 1.0)
+            g = d[m] - d[l] + e[l] / (g + (r if g >= 0.0 else -r))
+            s = 1.0
+            c = 1.0
+            shift = 0.0
+            i = m - 1
+            deflated = False
+            while i >= l:
+                f = s * e[i]
+                b = c * e[i]
+                r = math.hypot(f, g)
+                e[i + 1] = r
+                if r == 0.0:
+                    d[i + 1] -= shift
+                    e[m] = 0.0
+                    deflated = True
+                    break
+                s = f / r
+                c = g / r
+                g = d[i + 1] - shift
+                r = (d[i] - g) * s + 2.0 * c * b
+                shift = s * r
+                d[i + 1] = g + shift
+                g = c * r - b
+                for k in range(n):
+                    f = Q[k, i + 1]
+                    Q[k, i + 1] = s * Q[k, i] + c * f
+                    Q[k, i] = c * Q[k, i] - s * f
+                i -= 1
+            if deflated:
+                continue
+            d[l] -= shift
+            e[l] = g
+            e[m] = 0.0
+    return d, Q
+
+
+# Relative size (to the Frobenius norm of H) below which a column of H left over after removing
+# its components along the range found so far counts as round-off (_project_to_psd_on_range).
+RANGE_TOLERANCE = 1e-13
+
+
+@njit
+def _project_to_psd_on_range(H):
+    """_project_to_psd for a small symmetric H of low rank (a contact's barrier Hessian: rank 5 of
+    12 for face-vertex and edge-edge contacts, 1 for vertex-plane): an orthonormal basis B of H's
+    column space is found by Gram-Schmidt with column pivoting (each new column the one with the
+    largest part outside span(B), orthogonalised twice, until every remaining part is below
+    RANGE_TOLERANCE |H|_F), so that H = B (B^T H B) B^T up to that tolerance; the eigenvalues l
+    and vectors y of the r x r matrix B^T H B are those of H, and l (B y)(B y)^T is subtracted
+    for each negative l. One r x r eigenproblem (r = 5 for most contacts) instead of 12 x 12, solved
+    by tridiagonal QL (_symmetric_eigen). Equal to _project_to_psd up to rounding."""
     size = H.shape[0]
-    n = size // 3
-    m = size - 3
-    Q = np.zeros((size, m))
-    for k in range(1, n):  # Helmert contrast k: points 0..k-1 weigh 1, point k weighs -k
-        scale = 1.0 / math.sqrt(k * (k + 1.0))
-        for a in range(3):
-            for i in range(k):
-                Q[3 * i + a, 3 * (k - 1) + a] = scale
-            Q[3 * k + a, 3 * (k - 1) + a] = -k * scale
-    HQ = np.zeros((size, m))
-    for r in range(size):
-        for c in range(m):
+    R = H.copy()  # the columns' parts outside span(B)
+    B = np.empty((size, size))
+    chosen = np.zeros(size, dtype=np.bool_)  # columns already in span(B): their parts are round-off
+    frobenius = 0.0
+    for i in range(size):
+        for j in range(size):
+            frobenius += H[i, j] * H[i, j]
+    floor = RANGE_TOLERANCE * RANGE_TOLERANCE * frobenius
+    r = 0
+    while r < size:
+        best = -1
+        best_norm = floor
+        for c in range(size):
+            if chosen[c]:
+                continue
             total = 0.0
             for i in range(size):
-                total += H[r, i] * Q[i, c]
-            HQ[r, c] = total
-    R = np.empty((m, m))
-    for r in range(m):
-        for c in range(r, m):
-            total = 0.0
+                total += R[i, c] * R[i, c]
+            if total > best_norm:
+                best_norm = total
+                best = c
+        if best < 0:
+            break
+        chosen[best] = True
+        scale = 1.0 / math.sqrt(best_norm)
+        for i in range(size):
+            B[i, r] = R[i, best] * scale
+        for q in range(r):  # second Gram-Schmidt pass against the earlier basis vectors
+            dot = 0.0
             for i in range(size):
-                total += Q[i, r] * HQ[i, c]
-            R[r, c] = total
-            R[c, r] = total
-    eigenvalues, eigenvectors = np.linalg.eigh(R)
+                dot += B[i, q] * B[i, r]
+            for i in range(size):
+                B[i, r] -= dot * B[i, q]
+        total = 0.0
+        for i in range(size):
+            total += B[i, r] * B[i, r]
+        scale = 1.0 / math.sqrt(total)
+        for i in range(size):
+            B[i, r] *= scale
+        for c in range(size):
+            if chosen[c]:
+                continue
+            dot = 0.0
+            for i in range(size):
+                dot += B[i, r] * R[i, c]
+            for i in range(size):
+                R[i, c] -= dot * B[i, r]
+        r += 1
     out = H.copy()
-    u = np.empty(size)
-    for k in range(m):
-        if not eigenvalues[k] < 0.0:
-            break  # ascending
+    if r == 0:
+        return out
+    HB = np.empty(size)
+    M = np.empty((r, r))  # B^T H B
+    for q in range(r):
         for i in range(size):
             total = 0.0
-            for c in range(m):
-                total += Q[i, c] * eigenvectors[c, k]
+            for j in range(size):
+                total += H[i, j] * B[j, q]
+            HB[i] = total
+        for p in range(q + 1):
+            total = 0.0
+            for i in range(size):
+                total += B[i, p] * HB[i]
+            M[p, q] = total
+            M[q, p] = total
+    eigenvalues, eigenvectors = _symmetric_eigen(M)
+    u = np.empty(size)
+    for k in range(r):
+        if not eigenvalues[k] < 0.0:
+            continue
+        for i in range(size):
+            total = 0.0
+            for q in range(r):
+                total += B[i, q] * eigenvectors[q, k]
             u[i] = total
-        for r in range(size):
-            for c in range(size):
-                out[r, c] -= eigenvalues[k] * u[r] * u[c]
+        for i in range(size):
+            lu = eigenvalues[k] * u[i]
+            for j in range(size):
+                out[i, j] -= lu * u[j]
     return out
 
 

@@ -36,8 +36,7 @@ from ipcgrasp.engine.barrier import (
     _barrier,
     _barrier_first_derivative,
     _barrier_second_derivative,
-    _project_to_psd,
-    _project_to_psd_shift_invariant,
+    _project_to_psd_on_range,
 )
 from ipcgrasp.engine.broadphase import candidates as _broadphase_candidates
 from ipcgrasp.engine.distance import (
@@ -704,7 +703,9 @@ def _triplet_offsets(kind):
 def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal, dhat_sq,
                       project, offsets):
     """COO triplets of the Hessians of w m b(d) (ipctk NormalPotential):
-    w [m (b'' gd gd^T + b' Hd) + b' (gd gm^T + gm gd^T) + b Hm], each optionally PSD-projected."""
+    w [m (b'' gd gd^T + b' Hd) + b' (gd gm^T + gm gd^T) + b Hm], each optionally PSD-projected.
+    The projection runs as a second pass over the assembled blocks: the same routine called
+    inside the first loop measured 1.4 times slower (benchmarks/README.md)."""
     nnz = offsets[-1]
     rows = np.empty(nnz, dtype=np.int64)
     cols = np.empty(nnz, dtype=np.int64)
@@ -732,10 +733,13 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
                 hess += (w * _barrier(d, dhat_sq)) * _edge_edge_mollifier_hessian(
                     a0, a1, b0, b1, eps_x[k]
                 )
-            if project:
-                # a distance is unchanged when every point moves alike; the plane stays put
-                hess = _project_to_psd(hess) if kind[k] == VERTEX_PLANE else _project_to_psd_shift_invariant(hess)
         _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
+    if project:
+        for k in range(kind.shape[0]):
+            lo = offsets[k]
+            size = 3 * NUM_KIND_VERTICES[kind[k]]
+            block = vals[lo:lo + size * size].reshape((size, size))
+            block[:, :] = _project_to_psd_on_range(block)
     return rows, cols, vals
 
 

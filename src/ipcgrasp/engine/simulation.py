@@ -30,7 +30,7 @@ contracted onto the degrees of freedom it depends on before it enters the patter
 body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's elastic Hessian
 is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
 computed (benchmarks/bench_trial.py measures both). A contact's barrier Hessian is projected
-to PSD on the coordinates orthogonal to translation (barrier.py). Broad-phase pairs are kept
+to PSD on its column space, 5 of 12 dimensions for most contacts (barrier.py). Broad-phase pairs are kept
 while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
 re-tested box by box (see _candidates), and a drive round that starts where the last Newton
 solve converged reuses that solve's gradient and factorisation. All three give the same
@@ -299,16 +299,24 @@ def _add_mapped_hessian(data, indptr, indices, rows, cols, vals, scale, z_index,
 
 
 @njit
-def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, z_index, z_coef):
+def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, z_index, z_coef, dense_lo):
     """As _add_mapped_hessian for x-space triplets that come in dense square blocks, one per
     contact: block k is triplets offsets[k] to offsets[k + 1], s x s of them row-major over the
     contact's s coordinates (collisions._scatter_hessian). Each block is first contracted into a
     dense matrix over the z-space degrees of freedom its coordinates depend on (e.g. 15 for a pad
-    vertex on a face of an affine body instead of 16 z entries per triplet), then added to the
-    pattern once per upper-triangle entry. Returns how many z-space entries the pattern lacks."""
+    vertex on a face of an affine body instead of 16 z entries per triplet). Its upper-triangle
+    entries in the columns z >= dense_lo (the affine bodies' 12 coordinates and the mounts: few
+    columns that most contacts share) are summed over all blocks in a dense (n_dof, n_dof -
+    dense_lo) buffer and enter the pattern once each at the end; the others enter it block by
+    block. Returns how many z-space entries the pattern lacks (0: none)."""
     missing = 0
+    n_dof = indptr.shape[0] - 1
+    dense = np.zeros((n_dof, n_dof - dense_lo))  # column j - dense_lo, summed over blocks
+    dense_used = np.zeros((n_dof, n_dof - dense_lo), dtype=np.bool_)
     zs = np.empty(48, dtype=np.int64)  # the block's z indices, ascending (12 coordinates x 4)
     local = np.empty((12, 4), dtype=np.int64)  # position in zs of each coordinate's z index
+    position = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)  # per z index: its position in zs, or -1
+    T = np.empty((12, 48))
     L = np.empty((48, 48))
     for k in range(offsets.shape[0] - 1):
         off = offsets[k]
@@ -320,16 +328,21 @@ def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, 
                 j = z_index[r, t]
                 if j < 0:
                     break
-                pos = 0
-                while pos < n and zs[pos] < j:
-                    pos += 1
-                if pos == n or zs[pos] != j:
-                    for q in range(n, pos, -1):
-                        zs[q] = zs[q - 1]
-                    zs[pos] = j
+                if position[j] < 0:
+                    position[j] = n
+                    zs[n] = j
                     n += 1
         if n == 0:
             continue
+        for i in range(1, n):  # insertion sort: the pattern is filled column by column, rows ascending
+            j = zs[i]
+            q = i
+            while q > 0 and zs[q - 1] > j:
+                zs[q] = zs[q - 1]
+                q -= 1
+            zs[q] = j
+        for i in range(n):
+            position[zs[i]] = i
         for a in range(size):
             r = rows[off + a * size]
             for t in range(4):
@@ -337,30 +350,40 @@ def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, 
                 local[a, t] = -1
                 if j < 0:
                     break
-                pos = 0
-                while zs[pos] != j:
-                    pos += 1
-                local[a, t] = pos
+                local[a, t] = position[j]
+        for i in range(n):
+            position[zs[i]] = -1
+        # contract the columns, then the rows: T = H P_block, L = P_block^T T
+        for a in range(size):
+            for lj in range(n):
+                T[a, lj] = 0.0
+            for b in range(size):
+                c = rows[off + b * size]
+                v = scale * vals[off + a * size + b]
+                for t in range(4):
+                    lj = local[b, t]
+                    if lj < 0:
+                        break
+                    T[a, lj] += v * z_coef[c, t]
         for i in range(n):
             for j in range(n):
                 L[i, j] = 0.0
         for a in range(size):
             r = rows[off + a * size]
-            for b in range(size):
-                c = cols[off + a * size + b]
-                v = scale * vals[off + a * size + b]
-                for s in range(4):
-                    li = local[a, s]
-                    if li < 0:
-                        break
-                    vs = z_coef[r, s] * v
-                    for t in range(4):
-                        lj = local[b, t]
-                        if lj < 0:
-                            break
-                        L[li, lj] += vs * z_coef[c, t]
+            for s in range(4):
+                li = local[a, s]
+                if li < 0:
+                    break
+                coef = z_coef[r, s]
+                for lj in range(n):
+                    L[li, lj] += coef * T[a, lj]
         for lj in range(n):
             j = zs[lj]
+            if j >= dense_lo:
+                for li in range(lj + 1):
+                    dense[zs[li], j - dense_lo] += L[li, lj]
+                    dense_used[zs[li], j - dense_lo] = True
+                continue
             lo = indptr[j]
             end = indptr[j + 1]
             for li in range(lj + 1):
@@ -368,6 +391,17 @@ def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, 
                 lo = _row_position(indices, lo, end, i)
                 if lo < end and indices[lo] == i:
                     data[lo] += L[li, lj]
+                    lo += 1
+                else:
+                    missing += 1
+    for j in range(dense_lo, n_dof):
+        lo = indptr[j]
+        end = indptr[j + 1]
+        for i in range(j + 1):
+            if dense_used[i, j - dense_lo]:
+                lo = _row_position(indices, lo, end, i)
+                if lo < end and indices[lo] == i:
+                    data[lo] += dense[i, j - dense_lo]
                     lo += 1
                 else:
                     missing += 1
@@ -666,6 +700,9 @@ class Simulation:
             x_kin.append(body.vertices @ R.T + t)
         self._mount_offset = nz  # the mounts' deflections are the last degrees of freedom
         nz += len(self.mounts)
+        # the affine coordinates and mount deflections: few z columns that most contact Hessian
+        # blocks share, summed densely before they enter the pattern (_add_mapped_blocks)
+        self._dense_lo = self._affine_offset[0] if self.affines else self._mount_offset
         self.n_dof = nz
         # per deformable: its free vertices and their (n_free, 3) indices into z
         self._free_vertex_dofs = [(np.flatnonzero(dof >= 0), dof[dof >= 0][:, None] + np.arange(3))
@@ -1161,7 +1198,7 @@ class Simulation:
                                                self._z_coef)
             else:
                 missing += _add_mapped_blocks(data, self._indptr, self._indices, r, c, v, offsets, scale,
-                                              self._z_index, self._z_coef)
+                                              self._z_index, self._z_coef, self._dense_lo)
         return missing
 
     def _solve(self, data, rhs):
