@@ -235,7 +235,7 @@ def test_mapped_blocks_match_a_dense_contraction():
         nz = np.flatnonzero(P[i])
         z_index[i, :len(nz)] = nz
         z_coef[i, :len(nz)] = P[i, nz]
-    rows, cols, vals, offsets, H = [], [], [], [0], np.zeros((n_x, n_x))
+    rows, vals, offsets, H = [], [], [0], np.zeros((n_x, n_x))
     for _ in range(12):  # contacts of 2 to 4 points, each point 3 consecutive coordinates
         points = rng.choice(n_x // 3, rng.integers(2, 5), replace=False)
         coords = (3 * points[:, None] + np.arange(3)).ravel()
@@ -243,16 +243,15 @@ def test_mapped_blocks_match_a_dense_contraction():
         block = A + A.T
         H[np.ix_(coords, coords)] += block
         rows.append(np.repeat(coords, coords.size))
-        cols.append(np.tile(coords, coords.size))
         vals.append(block.ravel())
         offsets.append(offsets[-1] + coords.size ** 2)
-    rows, cols, vals = (np.concatenate(a) for a in (rows, cols, vals))
+    rows, vals = np.concatenate(rows), np.concatenate(vals)
     offsets = np.array(offsets, dtype=np.int64)
     expected = np.triu(P.T @ H @ P) * 2.5
     full = sp.csc_matrix(np.triu(np.ones((n_dof, n_dof))))
     full.sort_indices()
     data = np.zeros(full.nnz)
-    assert _add_mapped_blocks(data, full.indptr, full.indices, rows, cols, vals, offsets, 2.5, z_index, z_coef,
+    assert _add_mapped_blocks(data, full.indptr, full.indices, rows, vals, offsets, 2.5, z_index, z_coef,
                               dense_lo) == 0
     got = sp.csc_matrix((data, full.indices, full.indptr), shape=(n_dof, n_dof)).toarray()
     np.testing.assert_allclose(got, expected, rtol=0.0, atol=1e-12 * np.abs(expected).max())
@@ -263,7 +262,7 @@ def test_mapped_blocks_match_a_dense_contraction():
     partial = sp.csc_matrix(keep)
     partial.sort_indices()
     data = np.zeros(partial.nnz)
-    missing = _add_mapped_blocks(data, partial.indptr, partial.indices, rows, cols, vals, offsets, 2.5, z_index,
+    missing = _add_mapped_blocks(data, partial.indptr, partial.indices, rows, vals, offsets, 2.5, z_index,
                                  z_coef, dense_lo)
     assert missing >= np.count_nonzero(expected[:, [3, n_dof - 1]])
     got = sp.csc_matrix((data, partial.indices, partial.indptr), shape=(n_dof, n_dof)).toarray()

@@ -299,10 +299,11 @@ def _add_mapped_hessian(data, indptr, indices, rows, cols, vals, scale, z_index,
 
 
 @njit
-def _add_mapped_blocks(data, indptr, indices, rows, cols, vals, offsets, scale, z_index, z_coef, dense_lo):
+def _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, scale, z_index, z_coef, dense_lo):
     """As _add_mapped_hessian for x-space triplets that come in dense square blocks, one per
     contact: block k is triplets offsets[k] to offsets[k + 1], s x s of them row-major over the
-    contact's s coordinates (collisions._scatter_hessian). Each block is first contracted into a
+    contact's s coordinates (collisions._scatter_hessian), so a block's columns are the
+    coordinates of its rows and only `rows` is read. Each block is first contracted into a
     dense matrix over the z-space degrees of freedom its coordinates depend on (e.g. 15 for a pad
     vertex on a face of an affine body instead of 16 z entries per triplet). Its upper-triangle
     entries in the columns z >= dense_lo (the affine bodies' 12 coordinates and the mounts: few
@@ -1197,7 +1198,7 @@ class Simulation:
                 missing += _add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, self._z_index,
                                                self._z_coef)
             else:
-                missing += _add_mapped_blocks(data, self._indptr, self._indices, r, c, v, offsets, scale,
+                missing += _add_mapped_blocks(data, self._indptr, self._indices, r, v, offsets, scale,
                                               self._z_index, self._z_coef, self._dense_lo)
         return missing
 
