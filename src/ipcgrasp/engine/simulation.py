@@ -88,7 +88,7 @@ from ipcgrasp.engine.neohookean import (
 from ipcgrasp.engine.penetration import PenetrationProbe
 
 CONTACT_MODELS = ("barrier", "penalty")
-MAX_EXTRAPOLATIONS = 8  # penalty line search: a Newton step may grow up to 2^8 times
+MAX_EXTRAPOLATIONS = 8  # line search: a full Newton step may grow up to 2^8 times
 MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin outside the penalty clusters
 # A tet's projected Hessian is reused while no entry of its deformation gradient F has moved more
 # than this since it was computed (most of a pad only translates with its jaw; the Hessian then
@@ -1624,7 +1624,7 @@ class Simulation:
                 alpha *= 0.5
             if alpha < 1e-12:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
-            if self._penalty and alpha == 1.0:
+            if alpha == 1.0:
                 alpha, terms1, x1, coll1 = self._extrapolate(z, p, x, dx, z_tilde, friction, x_t, e0, float(g @ p),
                                                              (terms1, x1, coll1), x_defs, dx_defs)
             alphas.append(alpha)
@@ -1642,12 +1642,14 @@ class Simulation:
         raise StepFailed(f"Newton did not converge in {s.max_newton_iterations} iterations", self.state.copy())
 
     def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, x_defs, dx_defs):
-        """Penalty only: when the full Newton step p lowered E by more than 1.5 times what its
-        quadratic model predicts (-slope / 2, slope = g . p), the model overestimates the
-        curvature (contacts leaving the boundary layer, a body sliding round an edge: directions
-        of zero or negative curvature the PSD Hessian cannot show), so try doubling the step, up
-        to MAX_EXTRAPOLATIONS times, while E keeps falling and no tet inverts. Returns the
-        fraction taken and (terms, x, contacts) there; accepted: those of the full step."""
+        """When the full Newton step p lowered E by more than 1.5 times what its quadratic model
+        predicts (-slope / 2, slope = g . p), the model overestimates the curvature along p
+        (directions of zero or negative curvature the PSD-projected Hessian cannot show: the
+        object sliding or rolling on the pads under the clamped contact Hessians, contacts leaving
+        the boundary layer), so try doubling the step, up to MAX_EXTRAPOLATIONS times, while E
+        keeps falling, no tet inverts and (barrier) CCD finds the longer motion collision-free.
+        Returns the fraction taken and (terms, x, contacts) there; accepted: those of the full
+        step."""
         alpha, (terms, x1, coll1) = 1.0, accepted
         best = self._total_energy(terms)
         if not e0 - best > -0.75 * slope:
@@ -1656,8 +1658,10 @@ class Simulation:
             trial = 2.0 * alpha
             if self._noninverting_fraction(x_defs, [trial * d for d in dx_defs]) < 1.0:
                 break
-            t_terms, t_x, t_coll = self._energy(z + trial * p, z_tilde, friction, x_t,
-                                                self._candidates(x, x + trial * dx, self.dhat))
+            pairs = self._candidates(x, x + trial * dx, self.dhat)
+            if not self._penalty and self._ccd_fraction(x, x + trial * dx, pairs) < 1.0:
+                break
+            t_terms, t_x, t_coll = self._energy(z + trial * p, z_tilde, friction, x_t, pairs)
             energy = self._total_energy(t_terms)
             if not energy < best:
                 break
