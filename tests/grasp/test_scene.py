@@ -9,7 +9,7 @@ from scipy.spatial.transform import Rotation
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_physical_grasps
 from ipcgrasp.geometry import make_pad
-from ipcgrasp.grasp.scene import _segments_cross_triangles, mesh_distance, place_scene
+from ipcgrasp.grasp.scene import SolidDistance, _segments_cross_triangles, mesh_distance, place_scene, solid_distance
 
 MM = 1e-3
 
@@ -128,6 +128,34 @@ def test_vertices_outside_the_surface_are_ignored():
     d = mesh_distance(pad.nodes, pad.surface_faces, box.vertices, box.faces)
     assert d == pytest.approx(3 * MM, rel=1e-12)
     assert d == mesh_distance(compact.vertices, compact.faces, box.vertices, box.faces)
+
+
+def test_one_solid_distance_answers_many_placements_as_a_fresh_one_would():
+    """The connectivity work is done once; each placement's answer is the same to the last bit."""
+    rng = np.random.default_rng(1)
+    box = trimesh.creation.box([20 * MM, 30 * MM, 10 * MM])
+    sphere = trimesh.creation.icosphere(1, 10 * MM)
+    kept = SolidDistance(box.faces, len(box.vertices), sphere.faces, len(sphere.vertices))
+    answers = set()
+    for _ in range(20):
+        a, b = _posed(box, rng, 0.0), _posed(sphere, rng, 30 * MM)
+        fresh = SolidDistance(box.faces, len(box.vertices), sphere.faces, len(sphere.vertices))
+        for cutoff in (np.inf, 2 * MM):
+            d = kept.distance(a.vertices, b.vertices, cutoff)
+            assert d == fresh.distance(a.vertices, b.vertices, cutoff)
+            answers.add(d)
+    assert len(answers) > 10  # placements that differ give different distances
+
+
+def test_solid_distance_is_kept_per_connectivity():
+    box = trimesh.creation.box([1.0] * 3)
+    sphere = trimesh.creation.icosphere(1, 1.0)
+    kept = solid_distance(box.faces, 8, sphere.faces, len(sphere.vertices))
+    assert solid_distance(box.faces.copy(), 8, sphere.faces.copy(), len(sphere.vertices)) is kept
+    flipped = solid_distance(box.faces[:, ::-1], 8, sphere.faces, len(sphere.vertices))
+    assert flipped is not kept
+    with pytest.raises(ValueError, match=r"vertices_b must be a finite \(42, 3\) array"):
+        kept.distance(box.vertices, sphere.vertices[:-1])
 
 
 def test_mesh_distance_rejects_bad_input():

@@ -25,7 +25,7 @@ from ipcgrasp.geometry import PadMesh, backing_plate
 from ipcgrasp.geometry.pads import PadShape
 from ipcgrasp.geometry.tetra import DEFAULT_PAD_RESOLUTION, shape_pad, surface_pad
 from ipcgrasp.grasp.description import GripperDescription, GripperDescriptionError, load_description, tooltip_frames
-from ipcgrasp.grasp.scene import mesh_distance
+from ipcgrasp.grasp.scene import solid_distance
 
 RIGID_TOLERANCE = 1e-6
 NANOMETRE = 1e-9
@@ -297,8 +297,11 @@ class Gripper:
         poses = self.tooltip_poses(grasp_pose, opening)
         jaw_vertices, jaw_faces = self._jaw_surface
         object_vertices = np.asarray(object_vertices, dtype=np.float64)
-        return tuple(mesh_distance(trimesh.transform_points(jaw_vertices, pose), jaw_faces,
-                                   object_vertices, object_faces, cutoff) for pose in poses)
+        if object_vertices.ndim != 2 or object_vertices.shape[1] != 3:
+            raise ValueError(f"object_vertices must be an (n, 3) array, got shape {object_vertices.shape}")
+        solids = solid_distance(jaw_faces, len(jaw_vertices), object_faces, len(object_vertices))
+        return tuple(solids.distance(trimesh.transform_points(jaw_vertices, pose), object_vertices, cutoff)
+                     for pose in poses)
 
     def clearance_opening(self, grasp_pose, object_mesh: trimesh.Trimesh, clearance: float = 1e-3,
                           step: float = 1e-3, max_extra: float = 0.0) -> JawClearance:

@@ -3,10 +3,12 @@
 `place_scene` rests the posed object 1 mm above the ground and moves the gripper with it, so the
 grasp relative to the object stays the recorded one. `mesh_distance` is the exact Euclidean
 distance between two solids bounded by closed triangle surfaces (0 when they overlap); it backs
-`Gripper.clearance_opening`.
+`Gripper.clearance_opening`; `SolidDistance` answers it for many placements of the same two surfaces.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import scipy.sparse
@@ -47,7 +49,38 @@ def _pose(pose, name: str) -> np.ndarray:
 
 def mesh_distance(vertices_a, faces_a, vertices_b, faces_b, cutoff: float = np.inf) -> float:
     """Euclidean distance (m) between the solids bounded by two closed triangle surfaces, capped
-    at `cutoff`: min(d, cutoff), and 0 when the solids touch or overlap.
+    at `cutoff`: min(d, cutoff), and 0 when the solids touch or overlap (see `SolidDistance`,
+    which answers many placements of the same two surfaces faster)."""
+    vertices_a = np.asarray(vertices_a, dtype=np.float64)
+    vertices_b = np.asarray(vertices_b, dtype=np.float64)
+    for name, vertices in (("a", vertices_a), ("b", vertices_b)):
+        if vertices.ndim != 2 or vertices.shape[1] != 3:
+            raise ValueError(f"vertices_{name} must be a finite (n, 3) array, got shape {vertices.shape}")
+    return solid_distance(faces_a, len(vertices_a), faces_b, len(vertices_b)).distance(vertices_a, vertices_b, cutoff)
+
+
+def solid_distance(faces_a, n_a: int, faces_b, n_b: int) -> SolidDistance:
+    """The SolidDistance of these two surfaces (faces over n_a and n_b vertices), kept for the
+    last few pairs asked for: opening the jaws asks for many placements of one jaw and one object."""
+    keys = []
+    for faces, n in ((faces_a, n_a), (faces_b, n_b)):
+        faces = np.ascontiguousarray(faces)
+        keys.append((faces.dtype.str, faces.shape, faces.tobytes(), int(n)))
+    return _cached_solid_distance(*keys)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_solid_distance(key_a, key_b) -> SolidDistance:
+    (dtype_a, shape_a, bytes_a, n_a), (dtype_b, shape_b, bytes_b, n_b) = key_a, key_b
+    return SolidDistance(np.frombuffer(bytes_a, dtype=dtype_a).reshape(shape_a), n_a,
+                         np.frombuffer(bytes_b, dtype=dtype_b).reshape(shape_b), n_b)
+
+
+class SolidDistance:
+    """Distances between the solids bounded by two closed triangle surfaces a and b of fixed
+    connectivity (faces_a over n_a vertices, faces_b over n_b), placed anywhere: what depends on
+    the connectivity alone (the surface vertices, edges, one vertex per connected component and
+    the collision mesh) is derived once, then `distance` takes the vertex positions.
 
     The solids overlap when an edge of one crosses a triangle of the other, or else when a
     connected component of one lies inside the other (generalised winding number of one of its
@@ -58,42 +91,63 @@ def mesh_distance(vertices_a, faces_a, vertices_b, faces_b, cutoff: float = np.i
     Vertices referenced by no face (e.g. interior tet nodes) are ignored; no face may repeat a
     vertex.
     """
-    va, fa = _closed_surface(vertices_a, faces_a, "a")
-    vb, fb = _closed_surface(vertices_b, faces_b, "b")
-    cutoff = float(cutoff)
-    if not cutoff > 0.0:
-        raise ValueError(f"cutoff must be positive (m), got {cutoff}")
-    ea, eb = _edges(fa, len(va)), _edges(fb, len(vb))
-    for points, vertices, faces in ((_component_vertices(va, ea), vb, fb), (_component_vertices(vb, eb), va, fa)):
-        if np.any(np.abs(winding_number(points, vertices, faces)) > 0.5):
+
+    def __init__(self, faces_a, n_a: int, faces_b, n_b: int):
+        self._used_a, self._faces_a = _closed_surface(faces_a, n_a, "a")
+        self._used_b, self._faces_b = _closed_surface(faces_b, n_b, "b")
+        self._n = (int(n_a), int(n_b))
+        self._edges_a = _edges(self._faces_a, len(self._used_a))
+        self._edges_b = _edges(self._faces_b, len(self._used_b))
+        self._component_a = _component_vertices(len(self._used_a), self._edges_a)
+        self._component_b = _component_vertices(len(self._used_b), self._edges_b)
+        self._mesh = None  # the collision mesh of both surfaces, built at the first placement asked for
+
+    def distance(self, vertices_a, vertices_b, cutoff: float = np.inf) -> float:
+        """min(d, cutoff) (m) for the solids with these vertex positions ((n_a, 3) and (n_b, 3),
+        m), 0 when they touch or overlap."""
+        va = self._positions(vertices_a, self._used_a, self._n[0], "a")
+        vb = self._positions(vertices_b, self._used_b, self._n[1], "b")
+        cutoff = float(cutoff)
+        if not cutoff > 0.0:
+            raise ValueError(f"cutoff must be positive (m), got {cutoff}")
+        fa, fb, ea, eb = self._faces_a, self._faces_b, self._edges_a, self._edges_b
+        for points, vertices, faces in ((va[self._component_a], vb, fb), (vb[self._component_b], va, fa)):
+            if np.any(np.abs(winding_number(points, vertices, faces)) > 0.5):
+                return 0.0
+        if _edges_cross_triangles(va, ea, vb, fb) or _edges_cross_triangles(vb, eb, va, fa):
             return 0.0
-    if _edges_cross_triangles(va, ea, vb, fb) or _edges_cross_triangles(vb, eb, va, fa):
-        return 0.0
-    # d <= the closest vertex pair's distance, so every primitive pair closer than d lies within it
-    radius = min(cutoff, float(scipy.spatial.cKDTree(vb).query(va)[0].min()))
-    if radius == 0.0:
-        return 0.0
-    x = np.vstack([va, vb])
-    mesh = CollisionMesh.build(x, np.vstack([fa, fb + len(va)]), np.repeat([0, 1], [len(va), len(vb)]))
-    return min(min_distance(build_collisions(mesh, x, radius), mesh, x), radius)
+        # d <= the closest vertex pair's distance, so every primitive pair closer than d lies within it
+        radius = min(cutoff, float(scipy.spatial.cKDTree(vb).query(va)[0].min()))
+        if radius == 0.0:
+            return 0.0
+        x = np.vstack([va, vb])
+        if self._mesh is None:
+            # Its rest positions only set the edge-edge mollifier, which distances do not use.
+            self._mesh = CollisionMesh.build(x, np.vstack([fa, fb + len(va)]), np.repeat([0, 1], [len(va), len(vb)]))
+        return min(min_distance(build_collisions(self._mesh, x, radius), self._mesh, x), radius)
+
+    @staticmethod
+    def _positions(vertices, used, n: int, name: str) -> np.ndarray:
+        vertices = np.asarray(vertices, dtype=np.float64)
+        if vertices.shape != (n, 3) or not np.all(np.isfinite(vertices)):
+            raise ValueError(f"vertices_{name} must be a finite ({n}, 3) array, got shape {vertices.shape}")
+        return np.ascontiguousarray(vertices[used])
 
 
-def _closed_surface(vertices, faces, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Float64 vertices and int64 faces with the vertices no face references removed."""
-    vertices = np.asarray(vertices, dtype=np.float64)
+def _closed_surface(faces, n_vertices: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices some face references (sorted indices into the n_vertices) and the faces
+    (int64) renumbered over them."""
     faces = np.asarray(faces)
-    if vertices.ndim != 2 or vertices.shape[1] != 3 or not np.all(np.isfinite(vertices)):
-        raise ValueError(f"vertices_{name} must be a finite (n, 3) array, got shape {vertices.shape}")
     if faces.ndim != 2 or faces.shape[1] != 3 or len(faces) == 0 or not np.issubdtype(faces.dtype, np.integer):
         raise ValueError(f"faces_{name} must be a non-empty integer (F, 3) array, got {faces.dtype} {faces.shape}")
-    if faces.min() < 0 or faces.max() >= len(vertices):
-        raise ValueError(f"faces_{name} index vertices outside 0..{len(vertices) - 1}")
+    if faces.min() < 0 or faces.max() >= n_vertices:
+        raise ValueError(f"faces_{name} index vertices outside 0..{n_vertices - 1}")
     repeated = (faces[:, 0] == faces[:, 1]) | (faces[:, 1] == faces[:, 2]) | (faces[:, 2] == faces[:, 0])
     if repeated.any():
         raise ValueError(f"faces_{name}[{int(np.argmax(repeated))}] repeats a vertex; remove degenerate faces "
                          "(geometry.validate_mesh does)")
     used, compact = np.unique(faces, return_inverse=True)
-    return np.ascontiguousarray(vertices[used]), compact.reshape(-1, 3).astype(np.int64)
+    return used, compact.reshape(-1, 3).astype(np.int64)
 
 
 def _edges(faces: np.ndarray, n_vertices: int) -> np.ndarray:
@@ -103,13 +157,13 @@ def _edges(faces: np.ndarray, n_vertices: int) -> np.ndarray:
     return np.stack([keys // n_vertices, keys % n_vertices], axis=1)
 
 
-def _component_vertices(vertices: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """One vertex of each connected component of the surface with these edges (E, 2)."""
+def _component_vertices(n_vertices: int, edges: np.ndarray) -> np.ndarray:
+    """Index of one vertex of each connected component of the surface with these edges (E, 2)."""
     graph = scipy.sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])),
-                                    shape=(len(vertices), len(vertices)))
+                                    shape=(n_vertices, n_vertices))
     _, labels = scipy.sparse.csgraph.connected_components(graph, directed=False)
     _, first = np.unique(labels, return_index=True)
-    return vertices[first]
+    return first
 
 
 def _edges_cross_triangles(va: np.ndarray, edges: np.ndarray, vb: np.ndarray, fb: np.ndarray) -> bool:
