@@ -2,7 +2,11 @@
 
 For every trial and phase (initialise incl. settle, squeeze, lift, judge incl. hold) prints wall
 time (s), CPU time of this process (s, time.process_time: less sensitive to other load on the
-machine than wall time), steps and Newton iterations; then the median per trial and its ratio
+machine than wall time), steps and Newton iterations as the trial's result counts them (a
+squeeze step the close rule's refinement retries with a shorter increment is counted once), and
+for the whole trial every step computed, retries included, and those whose drive ended with the
+jaws behind their command (the drive-and-settle continuation ran out of rounds), each with their
+Newton iterations; then the median per trial and its ratio
 to 28.2 s, the median trial time of the original C++ IPC-GraspSim on these grasps. All trials
 run in one process after one untimed warm-up trial (numba compilation or cache loading), so the
 numbers are steady-state costs. Run: .venv/bin/python benchmarks/bench_trial.py [--grasps 0 5]
@@ -28,7 +32,17 @@ PHASES = ("initialise", "squeeze", "lift", "judge")
 
 
 class _PhaseTimed(GraspProcedure):
-    """The grasp procedure, recording per phase wall time, CPU time, steps and Newton iterations."""
+    """The grasp procedure, recording per phase wall time, CPU time, steps and Newton iterations,
+    and over the trial [steps, iterations] of every step computed and of those that ended with
+    the jaws lagging."""
+
+    def _step(self, closed=None):
+        report = super()._step(closed)
+        for tally, counts in ((self.computed, True), (self.lagging, report.jaw_lag > 0.0)):
+            if counts:
+                tally[0] += 1
+                tally[1] += report.newton_iterations
+        return report
 
     def _timed(self, phase):
         name = phase.__name__.strip("_")
@@ -44,9 +58,11 @@ class _PhaseTimed(GraspProcedure):
 def run_trial(obj, object_pose, grasp_pose, params):
     procedure = _PhaseTimed(obj, object_pose, grasp_pose, params, IpcBackend)
     procedure.costs = {}
+    procedure.computed, procedure.lagging = [0, 0], [0, 0]
     wall, cpu = time.perf_counter(), time.process_time()
     result = procedure.run()
-    return result, procedure.costs, time.perf_counter() - wall, time.process_time() - cpu
+    return (result, procedure.costs, procedure.computed, procedure.lagging, time.perf_counter() - wall,
+            time.process_time() - cpu)
 
 
 def main():
@@ -73,20 +89,25 @@ def main():
     run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)
     print(f"warm-up trial (compile or cache load included): {time.perf_counter() - t0:.2f} s")
     header = "".join(f" {p + ' s/cpu/st/it':>26}" for p in PHASES)
-    print(f"{'grasp':>5} {'verdict':>8} {'label':>10} {'wall s':>7} {'cpu s':>7} {'steps':>5} {'iters':>6}{header}")
-    walls, cpus, iters = [], [], []
+    print(f"{'grasp':>5} {'verdict':>8} {'label':>10} {'wall s':>7} {'cpu s':>7} {'steps':>5} {'iters':>6}{header}"
+          f" {'computed st/it':>14} {'lagging st/it':>13}")
+    walls, cpus, iters, computed_iters, lagging_iters = [], [], [], 0, 0
     for g in args.grasps:
-        result, costs, wall, cpu = run_trial(obj, grasps.object_poses[g], grasps.grasp_poses[g], params)
+        result, costs, computed, lagging, wall, cpu = run_trial(obj, grasps.object_poses[g], grasps.grasp_poses[g],
+                                                                params)
+        computed_iters += computed[1]
+        lagging_iters += lagging[1]
         walls.append(wall)
         cpus.append(cpu)
         iters.append(result.newton_iterations)
         cells = "".join(f" {costs[p][0]:6.2f}/{costs[p][1]:6.2f}/{costs[p][2]:4d}/{costs[p][3]:5d}" if p in costs
                         else f" {'-':>26}" for p in PHASES)
         print(f"{g:>5} {'held' if result.success else 'FAIL':>8} {result.failure_mode or 'held':>10} {wall:7.2f} "
-              f"{cpu:7.2f} {result.steps:5d} {result.newton_iterations:6d}{cells}")
+              f"{cpu:7.2f} {result.steps:5d} {result.newton_iterations:6d}{cells} {computed[0]:6d}/{computed[1]:7d} {lagging[0]:6d}/{lagging[1]:6d}")
     wall, cpu = statistics.median(walls), statistics.median(cpus)
-    print(f"median per trial: wall {wall:.2f} s, CPU {cpu:.2f} s, {statistics.median(iters):.0f} Newton iterations, "
-          f"{1e3 * sum(cpus) / max(sum(iters), 1):.2f} ms CPU per iteration")
+    print(f"median per trial: wall {wall:.2f} s, CPU {cpu:.2f} s, {statistics.median(iters):.0f} Newton iterations "
+          f"counted; {1e3 * sum(cpus) / max(computed_iters, 1):.2f} ms CPU per iteration computed (retried steps "
+          f"included: {computed_iters} in all, {lagging_iters} of them in steps with the jaws lagging)")
     print(f"ratio to C++ IPC-GraspSim ({CPP_MEDIAN_S} s): wall {wall / CPP_MEDIAN_S:.3f}, CPU {cpu / CPP_MEDIAN_S:.3f}")
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f}")
