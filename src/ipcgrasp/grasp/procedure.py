@@ -212,7 +212,9 @@ class GraspProcedure:
             saved, counters = backend.save(), self._counters()
             increment = self._closing_increment(touched, history)
             for refinement in range(MAX_REFINEMENTS + 1):
-                target = min(self.closed + increment, travel)
+                # A retry sends the jaws the shorter increment from where they are: after a step whose
+                # drive lagged, the rest of that lag would otherwise be in every retry's motion.
+                target = min((self.closed if refinement == 0 else reached) + increment, travel)
                 report = self._guarded(lambda: self._step(target), phase="squeeze")
                 on_object = [f > 0.0 for f in report.pad_forces]
                 level = self._close_level(report)
