@@ -190,3 +190,48 @@ def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
     assert rounds[0] > 0
     assert sum(rounds[4:]) == 0 and all(s.newton_iterations == 1 for s in stats[4:])
     assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
+
+
+def _lift_held_box(steps=12):
+    """A 1 kg box squeezed between two pads (mu 0.5) and lifted 0.1 mm per 10 ms step under
+    gravity: (the simulation, per step the Hessians assembled, the box heights)."""
+    import numpy as np
+
+    sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
+    sim.set_gravity((0, 0, -9.81))
+    hessians, hessian = [], sim._hessian
+
+    def counted(*args):
+        hessians[-1] += 1
+        return hessian(*args)
+
+    sim._hessian = counted
+    heights = []
+    for k in range(1, steps + 1):
+        hessians.append(0)
+        lifted = {name: p.copy() for name, p in drivers.items()}
+        for p in lifted.values():
+            p[2, 3] += 1e-4 * k
+        sim.step(lifted)
+        assert_intersection_free(sim)
+        heights.append(sim.affine_pose("box")[2, 3])
+    return sim, hessians, np.array(heights)
+
+
+def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(monkeypatch):
+    """While the pads carry the box up unchanged, a warm-started step's forced Newton step reuses
+    the factorisation where the last step ended (CARRIED_MODEL): one Hessian per step (the
+    convergence test's) instead of two, and each step moves the box as with fresh Hessians to
+    half the Newton tolerance (newton_tolerance dt = 1e-7 m per step here); both rise at the
+    pads' speed."""
+    import numpy as np
+
+    from ipcgrasp.engine import simulation
+
+    sim, hessians, heights = _lift_held_box()
+    monkeypatch.setattr(simulation, "CARRIED_MODEL", (np.inf, np.inf))  # never fits: always a fresh Hessian
+    sim_f, hessians_f, heights_f = _lift_held_box()
+    assert all(h == 2 for h in hessians_f[5:]) and all(h == 1 for h in hessians[5:])
+    tolerance = sim.settings.newton_tolerance * sim.settings.dt
+    assert np.abs(np.diff(heights) - np.diff(heights_f)).max() < 0.5 * tolerance
+    assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)

@@ -29,7 +29,8 @@ SciPy's SuperLU: 0.3 ms against 1.8 ms per solve at 700 DOFs). A contact's Hessi
 contracted onto the degrees of freedom it depends on before it enters the pattern (an affine
 body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's elastic Hessian
 is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
-computed (benchmarks/bench_trial.py measures both). A contact's barrier Hessian is projected
+computed (benchmarks/bench_trial.py measures both). A warm start's forced first Newton step is
+tried with the factorisation where the last step ended (CARRIED_MODEL). A contact's barrier Hessian is projected
 to PSD on its column space, 5 of 12 dimensions for most contacts (barrier.py). Broad-phase pairs are kept
 while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
 re-tested box by box (see _candidates), and a drive round that starts where the last Newton
@@ -101,6 +102,10 @@ PAIR_CACHE_SLACK = 1.0
 # Drivers within this fraction of the scene's size of their targets are at rest (rounding: a
 # driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
 DRIVER_AT_REST = 1e-12
+# A warm start's forced Newton step is first tried with the factorisation where the last step ended
+# (Simulation._newton) and kept when the line search takes all of it and E falls by this range of
+# times what the step's quadratic model predicts; else the step is taken with a fresh Hessian.
+CARRIED_MODEL = (0.5, 2.0)
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -639,6 +644,8 @@ class Simulation:
         self.barrier_stiffness = None
         self.max_barrier_stiffness = None
         self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
+        self._carried_factorisation = False  # the solver holds the Hessian where the last step ended
+        self._factored_contacts = None  # the active contacts (Collisions.vertices) of the last Hessian
         x = self.collision_positions()
         if self._min_distance(x) <= 0.0:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
@@ -1139,6 +1146,7 @@ class Simulation:
         incremental potential at z; x, coll: the contact positions and active contacts at z. The
         pattern grows when contacts couple degrees of freedom it lacks."""
         data = self._hessian_without_contact(z)
+        self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
         s = self.settings
         if not self._penalty:
             terms = [(*contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True),
@@ -1375,11 +1383,13 @@ class Simulation:
                 raise ValueError(f"dt must be positive and finite, got {dt!r}")
             full, self.settings.dt = self.settings.dt, float(dt)
             self._last_hessian_without_contact = (None, [], None, None)  # its h^2 terms belong to the old dt
+            self._carried_factorisation = False
             try:
                 return self._checked_step(drivers)
             finally:
                 self.settings.dt = full
                 self._last_hessian_without_contact = (None, [], None, None)
+                self._carried_factorisation = False
         return self._checked_step(drivers)
 
     def _checked_step(self, drivers) -> StepStats:
@@ -1391,10 +1401,12 @@ class Simulation:
         except StepFailed:
             self.state = last_good
             self._refresh_driven()
+            self._carried_factorisation = False
             raise
         except (FloatingPointError, np.linalg.LinAlgError, RuntimeError, ValueError) as exc:
             self.state = last_good
             self._refresh_driven()
+            self._carried_factorisation = False
             raise StepFailed(f"{type(exc).__name__}: {exc}", last_good.copy()) from exc
         stats.wall_time = _time.perf_counter() - started
         return stats
@@ -1591,20 +1603,28 @@ class Simulation:
         prev_min_d2 = None if self._penalty else contact.min_distance(coll, self.mesh, x) ** 2
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
-        for iteration in range(1, s.max_newton_iterations + 2):
-            g = self._gradient(z, z_tilde, friction, x_t, x, coll)
+        g = None  # the gradient at z, once known
+        iteration = 0
+        while iteration <= s.max_newton_iterations:
+            iteration += 1
+            if g is None:
+                g = self._gradient(z, z_tilde, friction, x_t, x, coll)
             if not np.all(np.isfinite(g)):
                 raise StepFailed("non-finite gradient in Newton", self.state.copy())
-            p = self._solve(self._hessian(z, friction, x_t, x, coll), -g)
+            # A warm start's forced step with the contacts where the last step ended is first tried
+            # with that step's last factorisation: a lift carries everything up unchanged.
+            carried = (iteration <= min_iterations and self._carried_factorisation and self._solver is not None
+                       and np.array_equal(self._factored_contacts, coll.vertices))
+            self._carried_factorisation = False
+            p = self._solver.solve(-g) if carried else self._solve(self._hessian(z, friction, x_t, x, coll), -g)
             if not np.all(np.isfinite(p)):
                 raise StepFailed("linear solve produced NaN/inf", self.state.copy())
-            dx = (self._P @ p).reshape(-1, 3)
-            step_norm = max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0))
+            step_norm, dx = self._step_norm(p)
             if step_norm / h < s.newton_tolerance and iteration > min_iterations:
                 # the solver now holds H(z) factored: the next drive round starts from this z
                 self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
                 return z, iteration - 1, alphas, x, coll
-            if best is None or step_norm < best[0]:
+            if not carried and (best is None or step_norm < best[0]):
                 best = (step_norm, z, x, coll)
             if iteration > s.max_newton_iterations:
                 break
@@ -1622,14 +1642,19 @@ class Simulation:
                 if self._total_energy(terms1) <= e0 or alpha < 1e-12:
                     break
                 alpha *= 0.5
+            if carried:
+                decrease, predicted = e0 - self._total_energy(terms1), -0.5 * float(g @ p)
+                if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
+                    iteration -= 1  # the carried Hessian does not fit here: take this step with a fresh one
+                    continue
             if alpha < 1e-12:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
-            if alpha == 1.0:
+            if alpha == 1.0 and not carried:
                 alpha, terms1, x1, coll1 = self._extrapolate(z, p, x, dx, z_tilde, friction, x_t, e0, float(g @ p),
                                                              (terms1, x1, coll1), x_defs, dx_defs)
             alphas.append(alpha)
             z = z + alpha * p
-            x, coll, terms = x1, coll1, terms1
+            x, coll, terms, g = x1, coll1, terms1, None
             if self._penalty:
                 continue
             min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
@@ -1640,6 +1665,12 @@ class Simulation:
             self._newton_converged = False
             return best[1], s.max_newton_iterations, alphas, best[2], best[3]
         raise StepFailed(f"Newton did not converge in {s.max_newton_iterations} iterations", self.state.copy())
+
+    def _step_norm(self, p):
+        """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
+        surface, the contact-surface displacements (N,3) under it)."""
+        dx = (self._P @ p).reshape(-1, 3)
+        return max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0)), dx
 
     def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, x_defs, dx_defs):
         """When the full Newton step p lowered E by more than 1.5 times what its quadratic model
@@ -1679,6 +1710,7 @@ class Simulation:
 
     def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction, driver_lag):
         """Store the converged z (x, coll: its contact positions and active contacts) and report."""
+        self._carried_factorisation = True
         h = self.settings.dt
         v = (z - z_t) / h
         state = self.state
@@ -1798,6 +1830,7 @@ class Simulation:
         """Return to an earlier state (e.g. to retry a step with a smaller driver increment)."""
         self.state = state.copy()
         self._refresh_driven()
+        self._carried_factorisation = False
 
     def body_distance(self, name_a, name_b, max_distance) -> float:
         """Smallest distance (m) between the contact surfaces of two bodies, or inf when it is
