@@ -220,10 +220,10 @@ def _lift_held_box(steps=12):
 
 def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(monkeypatch):
     """While the pads carry the box up unchanged, a warm-started step's forced Newton step reuses
-    the factorisation where the last step ended (CARRIED_MODEL): one Hessian per step (the
-    convergence test's) instead of two, and each step moves the box as with fresh Hessians to
-    half the Newton tolerance (newton_tolerance dt = 1e-7 m per step here); both rise at the
-    pads' speed."""
+    the factorisation where the last step ended, which then also tests convergence (CARRIED_MODEL,
+    CARRIED_CONVERGED): no Hessian per step instead of two, and each step moves the box as with
+    fresh Hessians to half the Newton tolerance (newton_tolerance dt = 1e-7 m per step here); both
+    rise at the pads' speed."""
     import numpy as np
 
     from ipcgrasp.engine import simulation
@@ -231,7 +231,7 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
     sim, hessians, heights = _lift_held_box()
     monkeypatch.setattr(simulation, "CARRIED_MODEL", (np.inf, np.inf))  # never fits: always a fresh Hessian
     sim_f, hessians_f, heights_f = _lift_held_box()
-    assert all(h == 2 for h in hessians_f[5:]) and all(h == 1 for h in hessians[5:])
+    assert all(h == 2 for h in hessians_f[5:]) and all(h == 0 for h in hessians[5:])
     tolerance = sim.settings.newton_tolerance * sim.settings.dt
     assert np.abs(np.diff(heights) - np.diff(heights_f)).max() < 0.5 * tolerance
     assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)

@@ -30,7 +30,8 @@ contracted onto the degrees of freedom it depends on before it enters the patter
 body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's elastic Hessian
 is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
 computed (benchmarks/bench_trial.py measures both). A warm start's forced first Newton step is
-tried with the factorisation where the last step ended (CARRIED_MODEL). A contact's barrier Hessian is projected
+tried with the factorisation where the last step ended, which then also tests convergence
+(CARRIED_MODEL, CARRIED_CONVERGED): a lift step mostly assembles no Hessian. A contact's barrier Hessian is projected
 to PSD on its column space, 5 of 12 dimensions for most contacts (barrier.py). Broad-phase pairs are kept
 while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
 re-tested box by box (see _candidates), and a drive round that starts where the last Newton
@@ -105,7 +106,10 @@ DRIVER_AT_REST = 1e-12
 # A warm start's forced Newton step is first tried with the factorisation where the last step ended
 # (Simulation._newton) and kept when the line search takes all of it and E falls by this range of
 # times what the step's quadratic model predicts; else the step is taken with a fresh Hessian.
+# With the same contacts after it, the same factorisation's next step, below CARRIED_CONVERGED
+# times the Newton tolerance, ends the solve.
 CARRIED_MODEL = (0.5, 2.0)
+CARRIED_CONVERGED = 0.5
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -1661,6 +1665,13 @@ class Simulation:
             self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
                                                               self.barrier_stiffness, self.bbox_diagonal)
             prev_min_d2 = min_d2
+            if carried and np.array_equal(self._factored_contacts, coll.vertices):
+                # the carried factorisation's step from the new gradient estimates the next Newton step
+                g = self._gradient(z, z_tilde, friction, x_t, x, coll)
+                estimate, _ = self._step_norm(self._solver.solve(-g))
+                if estimate / h < CARRIED_CONVERGED * s.newton_tolerance:
+                    self._factored = None
+                    return z, iteration, alphas, x, coll
         if s.newton_fallback_tolerance is not None and best[0] / h < s.newton_fallback_tolerance * self.bbox_diagonal:
             self._newton_converged = False
             return best[1], s.max_newton_iterations, alphas, best[2], best[3]
