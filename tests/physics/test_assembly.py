@@ -171,6 +171,20 @@ def test_culled_candidates_match_the_full_broad_phase():
             assert (sorted(map(tuple, np.sort(ee, axis=1).tolist()))
                     == sorted(map(tuple, np.sort(ref[1], axis=1).tolist())))
             assert sorted(vp.tolist()) == sorted(ref[2].tolist())
+    # ... and so do motions within it of the reference carried 10 slacks along (a lift)
+    carried = np.array([0.3, -0.4, 10.0]) * slack
+    for _ in range(5):
+        a = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
+        b = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
+        vf, ee, vp = sim._candidates(a, b, sim.dhat)
+        assert sim._pair_cache is reference
+        ref = candidates(a, b, m.edges, m.faces, m.vertex_body, sim.dhat, can_collide=m.can_collide,
+                         plane_origin=m.plane_origin, plane_normal=m.plane_normal,
+                         plane_vertices=sim._plane_vertices)
+        assert len(ref[0]) + len(ref[1]) > 0
+        assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
+        assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
+        assert sorted(vp.tolist()) == sorted(ref[2].tolist())
     # one pair of bodies (as body_distance asks), without the ground
     pair = np.zeros_like(m.can_collide)
     pair[0, 1] = pair[1, 0] = True

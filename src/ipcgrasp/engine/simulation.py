@@ -553,11 +553,11 @@ def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, f
 
 
 @njit
-def _moved_within(x, x_ref, bound):
-    """Whether every coordinate of x (n,3) is within `bound` (m) of x_ref."""
+def _moved_within(x, x_ref, bound, shift):
+    """Whether every coordinate of x (n,3) is within `bound` (m) of x_ref translated by `shift` (3,)."""
     for v in range(x.shape[0]):
         for a in range(3):
-            if not abs(x[v, a] - x_ref[v, a]) <= bound:
+            if not abs(x[v, a] - x_ref[v, a] - shift[a]) <= bound:
                 return False
     return True
 
@@ -1029,12 +1029,17 @@ class Simulation:
         dhat + 2 PAIR_CACHE_SLACK dhat at reference positions, kept while x0 and x1 stay within
         PAIR_CACHE_SLACK dhat of them (every box of the query then lies inside a cached box, so
         the cached pairs hold all of the query's), filtered by the broad phase's own box test:
-        the same pairs, without a grid per Newton iteration."""
+        the same pairs, without a grid per Newton iteration. The test allows for one translation of
+        the whole contact surface since the reference (the mean motion): pairs do not change when
+        every body moves alike, as when the jaws lift the object."""
         m = self.mesh
         slack = PAIR_CACHE_SLACK * self.dhat
         cache = self._pair_cache
-        if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack):
-            if cache is None or not (_moved_within(x0, cache[0], slack) and _moved_within(x1, cache[0], slack)):
+        if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack, np.zeros(3)):
+            # proximity is unchanged by a common translation (a lift carries pads and object up)
+            shift = np.zeros(3) if cache is None else x0.mean(axis=0) - cache[0].mean(axis=0)
+            if cache is None or not (_moved_within(x0, cache[0], slack, shift)
+                                     and _moved_within(x1, cache[0], slack, shift)):
                 margin = 1e-9 * self.bbox_diagonal  # covers rounding in the boxes
                 cache = (x0.copy(), *self._grid_candidates(x0, x0, self.dhat + 2.0 * slack + margin, m.can_collide))
                 self._pair_cache = cache
