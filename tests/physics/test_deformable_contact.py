@@ -192,9 +192,9 @@ def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
     assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
 
 
-def _lift_held_box(steps=12):
-    """A 1 kg box squeezed between two pads (mu 0.5) and lifted 0.1 mm per 10 ms step under
-    gravity: (the simulation, per step the Hessians assembled, the box heights)."""
+def _lift_held_box(steps=12, hold=3):
+    """A 1 kg box squeezed between two pads (mu 0.5), lifted 0.1 mm per 10 ms step under gravity
+    and held still: (the simulation, per step the Hessians assembled, the box heights)."""
     import numpy as np
 
     sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
@@ -207,11 +207,11 @@ def _lift_held_box(steps=12):
 
     sim._hessian = counted
     heights = []
-    for k in range(1, steps + 1):
+    for k in range(1, steps + hold + 1):
         hessians.append(0)
         lifted = {name: p.copy() for name, p in drivers.items()}
         for p in lifted.values():
-            p[2, 3] += 1e-4 * k
+            p[2, 3] += 1e-4 * min(k, steps)
         sim.step(lifted)
         assert_intersection_free(sim)
         heights.append(sim.affine_pose("box")[2, 3])
@@ -223,15 +223,23 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
     the factorisation where the last step ended, which then also tests convergence (CARRIED_MODEL,
     CARRIED_CONVERGED): no Hessian per step instead of two, and each step moves the box as with
     fresh Hessians to half the Newton tolerance (newton_tolerance dt = 1e-7 m per step here); both
-    rise at the pads' speed."""
+    rise at the pads' speed. Held still, a step's drive predictor uses it too: one Hessian (the
+    Newton solve's) instead of two."""
     import numpy as np
 
-    from ipcgrasp.engine import simulation
-
     sim, hessians, heights = _lift_held_box()
-    monkeypatch.setattr(simulation, "CARRIED_MODEL", (np.inf, np.inf))  # never fits: always a fresh Hessian
+    accept = Simulation._accept
+
+    def accept_carrying_nothing(self, *args):
+        stats = accept(self, *args)
+        self._carried_factorisation = False  # every step starts with fresh Hessians
+        return stats
+
+    monkeypatch.setattr(Simulation, "_accept", accept_carrying_nothing)
     sim_f, hessians_f, heights_f = _lift_held_box()
-    assert all(h == 2 for h in hessians_f[5:]) and all(h == 0 for h in hessians[5:])
+    lift, hold = slice(5, 12), slice(12, None)
+    assert all(h == 2 for h in hessians_f[lift]) and all(h == 0 for h in hessians[lift])
+    assert all(h == 2 for h in hessians_f[hold]) and all(h == 1 for h in hessians[hold])
     tolerance = sim.settings.newton_tolerance * sim.settings.dt
     assert np.abs(np.diff(heights) - np.diff(heights_f)).max() < 0.5 * tolerance
-    assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
+    assert np.allclose(np.diff(heights[4:12]), 1e-4, rtol=1e-3, atol=0)

@@ -31,7 +31,8 @@ body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's e
 is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
 computed (benchmarks/bench_trial.py measures both). A warm start's forced first Newton step is
 tried with the factorisation where the last step ended, which then also tests convergence
-(CARRIED_MODEL, CARRIED_CONVERGED): a lift step mostly assembles no Hessian. A contact's barrier Hessian is projected
+(CARRIED_MODEL, CARRIED_CONVERGED): a lift step mostly assembles no Hessian; with the drivers at
+rest it serves the drive's predictor. A contact's barrier Hessian is projected
 to PSD on its column space, 5 of 12 dimensions for most contacts (barrier.py). Broad-phase pairs are kept
 while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
 re-tested box by box (see _candidates), and a drive round that starts where the last Newton
@@ -1284,7 +1285,14 @@ class Simulation:
         rhs = -(factored[6] if reuse else self._gradient(z, z_tilde, friction, x_t, x, coll))
         if any(np.any(d) for d in dc):
             rhs -= self._drive_coupling(z, dc)
-        dz = self._solver.solve(rhs) if reuse else self._solve(self._hessian(z, friction, x_t, x, coll), rhs)
+        # with the drivers at rest the step starts where the last one ended: its last factorisation
+        # serves the predictor (Newton then converges with fresh Hessians)
+        carried = (not reuse and self._carried_factorisation and self._solver is not None
+                   and self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
+                   and np.array_equal(self._factored_contacts, coll.vertices))
+        self._carried_factorisation = False
+        dz = (self._solver.solve(rhs) if reuse or carried
+              else self._solve(self._hessian(z, friction, x_t, x, coll), rhs))
         if not np.all(np.isfinite(dz)):
             dz = np.zeros(self.n_dof)
         targets = {}
