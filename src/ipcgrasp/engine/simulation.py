@@ -105,8 +105,9 @@ PAIR_CACHE_SLACK = 1.0
 # driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
 DRIVER_AT_REST = 1e-12
 # A warm start's forced Newton step is first tried with the factorisation where the last step ended
-# (Simulation._newton) and kept when the line search takes all of it and E falls by this range of
-# times what the step's quadratic model predicts; else the step is taken with a fresh Hessian.
+# (Simulation._newton) and kept when it is no longer than dhat, the line search takes all of it and
+# E falls by this range of times what the step's quadratic model predicts; else the step is taken
+# with a fresh Hessian.
 # With the same contacts after it, the same factorisation's next step, below CARRIED_CONVERGED
 # times the Newton tolerance, ends the solve.
 CARRIED_MODEL = (0.5, 2.0)
@@ -1633,10 +1634,15 @@ class Simulation:
             carried = (iteration <= min_iterations and self._carried_factorisation and self._solver is not None
                        and np.array_equal(self._factored_contacts, coll.vertices))
             self._carried_factorisation = False
-            p = self._solver.solve(-g) if carried else self._solve(self._hessian(z, friction, x_t, x, coll), -g)
-            if not np.all(np.isfinite(p)):
-                raise StepFailed("linear solve produced NaN/inf", self.state.copy())
-            step_norm, dx = self._step_norm(p)
+            if carried:
+                p = self._solver.solve(-g)
+                step_norm, dx = self._step_norm(p)
+                carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
+            if not carried:
+                p = self._solve(self._hessian(z, friction, x_t, x, coll), -g)
+                if not np.all(np.isfinite(p)):
+                    raise StepFailed("linear solve produced NaN/inf", self.state.copy())
+                step_norm, dx = self._step_norm(p)
             if step_norm / h < s.newton_tolerance and iteration > min_iterations:
                 # the solver now holds H(z) factored: the next drive round starts from this z
                 self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
