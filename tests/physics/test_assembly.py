@@ -137,6 +137,14 @@ def test_warm_started_tet_hessian_matches_cold_start():
         assert np.array_equal(start, np.eye(3))
 
 
+def assert_same_candidates(got, ref):
+    """Two (vertex-face, edge-edge, vertex-plane) candidate sets are the same pairs."""
+    vf, ee, vp = got
+    assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
+    assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
+    assert sorted(vp.tolist()) == sorted(ref[2].tolist())
+
+
 def test_culled_candidates_match_the_full_broad_phase():
     rng = np.random.default_rng(3)
     sim = box_pad_scene()
@@ -144,14 +152,11 @@ def test_culled_candidates_match_the_full_broad_phase():
     x0 = sim.collision_positions()
     for radius, motion in ((0.0, 1e-3), (sim.dhat, 1e-3), (sim.dhat, 0.0), (5e-3, 2e-3)):
         x1 = x0 + motion * rng.standard_normal(x0.shape)
-        vf, ee, vp = sim._candidates(x0, x1, radius)
         ref = candidates(x0, x1, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
                          plane_vertices=sim._plane_vertices)
         assert len(ref[0]) + len(ref[1]) > 0
-        assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
-        assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
-        assert sorted(vp.tolist()) == sorted(ref[2].tolist())
+        assert_same_candidates(sim._candidates(x0, x1, radius), ref)
     # motions within PAIR_CACHE_SLACK dhat of a reference reuse its pairs: the same sets
     from ipcgrasp.engine.simulation import PAIR_CACHE_SLACK
 
@@ -162,29 +167,23 @@ def test_culled_candidates_match_the_full_broad_phase():
         for _ in range(5):
             a = x0 + rng.uniform(-slack, slack, x0.shape)
             b = x0 + rng.uniform(-slack, slack, x0.shape)
-            vf, ee, vp = sim._candidates(a, b, radius)
+            got = sim._candidates(a, b, radius)
             assert sim._pair_cache is reference
-            ref = candidates(a, b, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
-                             plane_origin=m.plane_origin, plane_normal=m.plane_normal,
-                             plane_vertices=sim._plane_vertices)
-            assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
-            assert (sorted(map(tuple, np.sort(ee, axis=1).tolist()))
-                    == sorted(map(tuple, np.sort(ref[1], axis=1).tolist())))
-            assert sorted(vp.tolist()) == sorted(ref[2].tolist())
+            assert_same_candidates(got, candidates(a, b, m.edges, m.faces, m.vertex_body, radius,
+                                                   can_collide=m.can_collide, plane_origin=m.plane_origin,
+                                                   plane_normal=m.plane_normal, plane_vertices=sim._plane_vertices))
     # ... and so do motions within it of the reference carried 10 slacks along (a lift)
     carried = np.array([0.3, -0.4, 10.0]) * slack
     for _ in range(5):
         a = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
         b = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
-        vf, ee, vp = sim._candidates(a, b, sim.dhat)
+        got = sim._candidates(a, b, sim.dhat)
         assert sim._pair_cache is reference
         ref = candidates(a, b, m.edges, m.faces, m.vertex_body, sim.dhat, can_collide=m.can_collide,
                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
                          plane_vertices=sim._plane_vertices)
         assert len(ref[0]) + len(ref[1]) > 0
-        assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
-        assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
-        assert sorted(vp.tolist()) == sorted(ref[2].tolist())
+        assert_same_candidates(got, ref)
     # one pair of bodies (as body_distance asks), without the ground
     pair = np.zeros_like(m.can_collide)
     pair[0, 1] = pair[1, 0] = True

@@ -160,62 +160,50 @@ def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does(monke
     assert np.abs(np.subtract(forces, forces_c)).max() < 1e-3
 
 
-def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
-    """Pads squeezing a 1 kg box (mu 0.5, about 60 N each) lift it 0.1 mm per 10 ms step under
-    gravity. The first step is driven: a guess with the pads moved up and the box still at rest
-    would slide them past it (Simulation._warm_start refuses guesses that slide friction
-    contacts more than the bodies' own velocities do). Once the box moves with the pads the
-    steps are warm-started and take one Newton iteration, and the box rises at the pads' speed."""
+def _lift_held_box(steps, hold=0):
+    """A 1 kg box squeezed between two pads (mu 0.5, about 60 N each), lifted 0.1 mm per 10 ms step
+    under gravity and held still for `hold` steps, checked intersection-free after every step:
+    (the simulation, per step its StepStats, drive rounds and Hessians assembled, the box heights)."""
     import numpy as np
 
     sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
     sim.set_gravity((0, 0, -9.81))
-    rounds, drive = [], sim._drive
+    rounds, hessians, drive, hessian = [], [], sim._drive, sim._hessian
 
-    def counted(*args):
+    def counted_drive(*args):
         rounds[-1] += 1
         return drive(*args)
 
-    sim._drive = counted
-    heights, stats = [], []
-    for k in range(1, 11):
-        rounds.append(0)
-        lifted = {name: p.copy() for name, p in drivers.items()}
-        for p in lifted.values():
-            p[2, 3] += 1e-4 * k
-        stats.append(sim.step(lifted))
-        assert_intersection_free(sim)
-        heights.append(sim.affine_pose("box")[2, 3])
-    assert all(s.driver_lag == 0.0 for s in stats)
-    assert rounds[0] > 0
-    assert sum(rounds[4:]) == 0 and all(s.newton_iterations == 1 for s in stats[4:])
-    assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
-
-
-def _lift_held_box(steps=12, hold=3):
-    """A 1 kg box squeezed between two pads (mu 0.5), lifted 0.1 mm per 10 ms step under gravity
-    and held still: (the simulation, per step the Hessians assembled, the box heights)."""
-    import numpy as np
-
-    sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
-    sim.set_gravity((0, 0, -9.81))
-    hessians, hessian = [], sim._hessian
-
-    def counted(*args):
+    def counted_hessian(*args):
         hessians[-1] += 1
         return hessian(*args)
 
-    sim._hessian = counted
-    heights = []
+    sim._drive, sim._hessian = counted_drive, counted_hessian
+    heights, stats = [], []
     for k in range(1, steps + hold + 1):
+        rounds.append(0)
         hessians.append(0)
         lifted = {name: p.copy() for name, p in drivers.items()}
         for p in lifted.values():
             p[2, 3] += 1e-4 * min(k, steps)
-        sim.step(lifted)
+        stats.append(sim.step(lifted))
         assert_intersection_free(sim)
         heights.append(sim.affine_pose("box")[2, 3])
-    return sim, hessians, np.array(heights)
+    return sim, stats, rounds, hessians, np.array(heights)
+
+
+def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
+    """The first step of the lift is driven: a guess with the pads moved up and the box still at
+    rest would slide them past it (Simulation._warm_start refuses guesses that slide friction
+    contacts more than the bodies' own velocities do). Once the box moves with the pads the
+    steps are warm-started and take one Newton iteration, and the box rises at the pads' speed."""
+    import numpy as np
+
+    _, stats, rounds, _, heights = _lift_held_box(10)
+    assert all(s.driver_lag == 0.0 for s in stats)
+    assert rounds[0] > 0
+    assert sum(rounds[4:]) == 0 and all(s.newton_iterations == 1 for s in stats[4:])
+    assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
 
 
 def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(monkeypatch):
@@ -227,7 +215,7 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
     Newton solve's) instead of two."""
     import numpy as np
 
-    sim, hessians, heights = _lift_held_box()
+    _, _, _, hessians, heights = _lift_held_box(12, hold=3)
     accept = Simulation._accept
 
     def accept_carrying_nothing(self, *args):
@@ -236,7 +224,7 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
         return stats
 
     monkeypatch.setattr(Simulation, "_accept", accept_carrying_nothing)
-    sim_f, hessians_f, heights_f = _lift_held_box()
+    sim, _, _, hessians_f, heights_f = _lift_held_box(12, hold=3)
     lift, hold = slice(5, 12), slice(12, None)
     assert all(h == 2 for h in hessians_f[lift]) and all(h == 0 for h in hessians[lift])
     assert all(h == 2 for h in hessians_f[hold]) and all(h == 1 for h in hessians[hold])
