@@ -106,10 +106,9 @@ PAIR_CACHE_SLACK = 1.0
 DRIVER_AT_REST = 1e-12
 # A warm start's forced Newton step is first tried with the factorisation where the last step ended
 # (Simulation._newton) and kept when it is no longer than dhat, the line search takes all of it and
-# E falls by this range of times what the step's quadratic model predicts; else the step is taken
-# with a fresh Hessian.
-# With the same contacts after it, the same factorisation's next step, below CARRIED_CONVERGED
-# times the Newton tolerance, ends the solve.
+# E falls by CARRIED_MODEL times what the step's quadratic model predicts; else the step is taken
+# with a fresh Hessian. With the same contacts after it, that factorisation's next step ends the
+# solve when it is below CARRIED_CONVERGED times the Newton tolerance.
 CARRIED_MODEL = (0.5, 2.0)
 CARRIED_CONVERGED = 0.5
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
