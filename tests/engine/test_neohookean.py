@@ -362,6 +362,34 @@ def test_max_step_linear_collapse():
         max_noninverting_step(X + 2 * dx, dx, tets, Dm_inv)
 
 
+def test_max_step_matches_the_roots_of_each_tets_jacobian_cubic():
+    """On a jittered mesh under random motions from tiny (every tet far from inverting, where
+    the step skips the root search) to large (many tets invert), the step equals safety times the
+    first root in (0, 1 / safety] of det(F + t dF) over all tets, found by numpy's polynomial
+    roots (coefficients fitted exactly at 4 points)."""
+    X, tets = box_mesh(3, 0.03)
+    rng = np.random.default_rng(11)
+    X = X + rng.uniform(-0.001, 0.001, X.shape)
+    Dm_inv, _ = rest_shape_inverse(X, tets)
+    safety, t_max = 0.9, 1.0 / 0.9
+    ts = np.arange(4.0)
+    for scale in (1e-6, 1e-3, 0.003, 0.01, 0.03):
+        for _ in range(4):
+            dx = rng.normal(scale=scale, size=X.shape)
+            first = np.inf
+            for tet in tets:
+                Dm = (X[tet[1:]] - X[tet[0]]).T
+                dets = [np.linalg.det((X[tet[1:]] + t * dx[tet[1:]] - X[tet[0]] - t * dx[tet[0]]).T
+                                      @ np.linalg.inv(Dm)) for t in ts]
+                roots = np.roots(np.polyfit(ts, dets, 3))
+                real = roots[np.abs(roots.imag) < 1e-9].real
+                inside = real[(real > 0) & (real <= t_max)]
+                if inside.size:
+                    first = min(first, inside.min())
+            expected = min(1.0, safety * first)
+            assert max_noninverting_step(X, dx, tets, Dm_inv, safety) == pytest.approx(expected, rel=1e-8)
+
+
 def test_max_step_tangent_double_root():
     # F(t) = diag(1 - 2t, 1 - 2t, 1): J = (1 - 2t)^2 touches zero at t = 1/2 without changing sign
     X = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1.0]])

@@ -280,3 +280,15 @@ def test_mapped_blocks_match_a_dense_contraction():
     assert missing >= np.count_nonzero(expected[:, [3, n_dof - 1]])
     got = sp.csc_matrix((data, partial.indices, partial.indptr), shape=(n_dof, n_dof)).toarray()
     np.testing.assert_allclose(got, expected * keep, rtol=0.0, atol=1e-12 * np.abs(expected).max())
+
+
+def test_grown_pattern_keys_are_numpys_unique_union():
+    """A pattern's sorted keys grown by new keys (any order, repeated, overlapping the old ones,
+    either side empty) are np.unique of both."""
+    from ipcgrasp.engine.simulation import _union_keys
+
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        old = np.unique(rng.integers(0, 60, rng.integers(0, 30)))
+        new = rng.integers(0, 80, rng.integers(0, 30))
+        np.testing.assert_array_equal(_union_keys(old, new), np.unique(np.concatenate([old, new])))

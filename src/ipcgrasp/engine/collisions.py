@@ -548,24 +548,45 @@ def _collisions_from_candidates(mesh, x, dhat, vf, ee, vp):
         mesh.can_collide, mesh.plane_body_mask, vf, ee, vp, origin, normal, dhat * dhat,
     )
     base = max(mesh.num_vertices, mesh.edges.shape[0], mesh.faces.shape[0]) + 1
-    flat_key = (kind.astype(np.int64) * base + key[:, 0]) * base + key[:, 1]
-    _, first, inverse = np.unique(flat_key, return_index=True, return_inverse=True)
-    weight = np.bincount(inverse.ravel(), minlength=first.shape[0]).astype(np.float64)
-    kind = kind[first]
-    vertices = vertices[first]
-    body = mesh.vertex_body
-    other = np.where(kind == EDGE_EDGE, vertices[:, 2], vertices[:, 1])
-    bodies = np.stack(
-        [body[vertices[:, 0]], np.where(kind == VERTEX_PLANE, -1, body[other])], axis=1
-    )
-    return Collisions(
-        kind=np.ascontiguousarray(kind),
-        vertices=np.ascontiguousarray(vertices),
-        weight=weight,
-        eps_x=np.ascontiguousarray(eps_x[first]),
-        edge_edge_type=np.ascontiguousarray(ee_type[first]),
-        bodies=np.ascontiguousarray(bodies, dtype=np.int64),
-    )
+    first, weight = _merged(kind, key, base)
+    kind, vertices = kind[first], vertices[first]
+    return Collisions(kind=kind, vertices=vertices, weight=weight, eps_x=eps_x[first],
+                      edge_edge_type=ee_type[first], bodies=_collision_bodies(kind, vertices, mesh.vertex_body))
+
+
+@njit
+def _merged(kind, key, base):
+    """Equal collisions merged: (index of each distinct (kind, key) at its first occurrence, in
+    increasing (kind, key) order; how many candidates produced it, as float64 weights)."""
+    flat = np.empty(kind.shape[0], dtype=np.int64)
+    for i in range(kind.shape[0]):
+        flat[i] = (np.int64(kind[i]) * base + key[i, 0]) * base + key[i, 1]
+    order = np.argsort(flat, kind="mergesort")  # stable: the first occurrence leads each run
+    first = np.empty(kind.shape[0], dtype=np.int64)
+    weight = np.zeros(kind.shape[0])
+    n = 0
+    for i in range(order.shape[0]):
+        if i == 0 or flat[order[i]] != flat[order[i - 1]]:
+            first[n] = order[i]
+            n += 1
+        weight[n - 1] += 1.0
+    return first[:n], weight[:n]
+
+
+@njit
+def _collision_bodies(kind, vertices, vertex_body):
+    """(K, 2) bodies of each collision: its first vertex's and the other primitive's (-1: the
+    ground plane)."""
+    bodies = np.empty((kind.shape[0], 2), dtype=np.int64)
+    for k in range(kind.shape[0]):
+        bodies[k, 0] = vertex_body[vertices[k, 0]]
+        if kind[k] == VERTEX_PLANE:
+            bodies[k, 1] = -1
+        elif kind[k] == EDGE_EDGE:
+            bodies[k, 1] = vertex_body[vertices[k, 2]]
+        else:
+            bodies[k, 1] = vertex_body[vertices[k, 1]]
+    return bodies
 
 
 # ---------------------------------------------------------------------------------------------

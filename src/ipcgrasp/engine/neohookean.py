@@ -656,6 +656,8 @@ def _max_noninverting_step(x, dx, tets, Dm_inv, safety):
         _cofactor_into(dF, C)
         c2 = _frobenius_dot(C, F)
         c3 = _det3(dF)
+        if t_first * (abs(c1) + t_first * (abs(c2) + t_first * abs(c3))) <= 0.5 * c0:
+            continue  # J >= c0 / 2 on [0, t_first]: far beyond rounding from a root, none to find
         root = _first_cubic_root(c0, c1, c2, c3, t_first)
         if root < t_first:
             t_first = root

@@ -420,6 +420,26 @@ def _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, scale, z_inde
 
 
 @njit
+def _union_keys(sorted_keys, keys):
+    """Sorted unique values of sorted_keys (sorted, unique) together with keys (any order): a
+    pattern's keys grown by new entries (np.unique of both, without hashing the large set)."""
+    keys = np.sort(keys)
+    out = np.empty(sorted_keys.shape[0] + keys.shape[0], dtype=np.int64)
+    n = i = j = 0
+    while i < sorted_keys.shape[0] or j < keys.shape[0]:
+        if j == keys.shape[0] or (i < sorted_keys.shape[0] and sorted_keys[i] <= keys[j]):
+            key = sorted_keys[i]
+            i += 1
+        else:
+            key = keys[j]
+            j += 1
+        if n == 0 or out[n - 1] != key:
+            out[n] = key
+            n += 1
+    return out[:n]
+
+
+@njit
 def _mapped_hessian_keys(rows, cols, z_index, n_dof):
     """Keys col * n_dof + row of the upper-triangle z-space entries that x-space triplets
     (rows, cols) touch through z_index (see _add_mapped_hessian)."""
@@ -799,7 +819,7 @@ class Simulation:
         self._surface_vertices = np.flatnonzero(used)
         self._surface_vertex_rows = np.ascontiguousarray(self._surface_vertices[:, None])
         self._vertex_rows = np.arange(n, dtype=np.int64)[:, None]  # vertex v as a one-vertex element
-        self._pair_cache = None  # (reference positions, vertex-face pairs, edge-edge pairs): see _candidates
+        self._pair_cache = None  # (reference positions, their mean, vertex-face pairs, edge-edge pairs): _candidates
         self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
                               else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
 
@@ -905,7 +925,7 @@ class Simulation:
                   *[(e[1], e[2]) for e in self._linked_entries if e is not None]]
         keys = [c * self.n_dof + r for r, c in static]
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
-        self._set_hessian_pattern(np.unique(keys))
+        self._set_hessian_pattern(_union_keys(np.zeros(0, dtype=np.int64), keys))
 
     def _set_hessian_pattern(self, keys):
         """Use the upper-triangle CSC pattern of the sorted unique keys col * n_dof + row: place
@@ -1038,14 +1058,15 @@ class Simulation:
         cache = self._pair_cache
         if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack, np.zeros(3)):
             # proximity is unchanged by a common translation (a lift carries pads and object up)
-            shift = np.zeros(3) if cache is None else x0.mean(axis=0) - cache[0].mean(axis=0)
+            shift = np.zeros(3) if cache is None else x0.mean(axis=0) - cache[1]
             if cache is None or not (_moved_within(x0, cache[0], slack, shift)
                                      and _moved_within(x1, cache[0], slack, shift)):
                 margin = 1e-9 * self.bbox_diagonal  # covers rounding in the boxes
-                cache = (x0.copy(), *self._grid_candidates(x0, x0, self.dhat + 2.0 * slack + margin, m.can_collide))
+                cache = (x0.copy(), x0.mean(axis=0),
+                         *self._grid_candidates(x0, x0, self.dhat + 2.0 * slack + margin, m.can_collide))
                 self._pair_cache = cache
-            vf = _overlapping_pairs(x0, x1, cache[1], self._vertex_rows, m.faces, 0.5 * radius)
-            ee = _overlapping_pairs(x0, x1, cache[2], m.edges, m.edges, 0.5 * radius)
+            vf = _overlapping_pairs(x0, x1, cache[2], self._vertex_rows, m.faces, 0.5 * radius)
+            ee = _overlapping_pairs(x0, x1, cache[3], m.edges, m.edges, 0.5 * radius)
         else:
             vf, ee = self._grid_candidates(x0, x1, radius, m.can_collide if can_collide is None else can_collide)
         if m.has_plane and can_collide is None:
@@ -1174,7 +1195,7 @@ class Simulation:
         if self._add_contact_terms(data, terms):
             old_keys = self._hessian_keys
             new = [_mapped_hessian_keys(r, c, self._z_index, self.n_dof) for r, c, *_ in terms]
-            self._set_hessian_pattern(np.unique(np.concatenate([old_keys, *new])))
+            self._set_hessian_pattern(_union_keys(old_keys, np.concatenate(new)))
             data = np.zeros(len(self._hessian_keys))
             data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
             self._add_contact_terms(data, terms)
