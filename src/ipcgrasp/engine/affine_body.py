@@ -36,7 +36,7 @@ def _as_q(q):
     arr = np.ascontiguousarray(q, dtype=np.float64)
     if arr.shape != (12,):
         raise ValueError(f"q must have shape (12,), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise ValueError("q contains NaN or infinite values")
     return arr
 
@@ -108,7 +108,7 @@ def affine_mass_matrix(mass, center_of_mass, second_moment):
         raise ValueError(f"mass must be positive and finite, got {m!r}")
     c = _as_point(center_of_mass, "center_of_mass")
     S = np.asarray(second_moment, dtype=np.float64)
-    if S.shape != (3, 3) or not np.all(np.isfinite(S)):
+    if S.shape != (3, 3) or not np.isfinite(S).all():
         raise ValueError(f"second_moment must be a finite (3, 3) matrix, got shape {S.shape}")
     if not np.allclose(S, S.T, rtol=1e-10, atol=0.0):
         raise ValueError("second_moment must be symmetric")
@@ -251,7 +251,7 @@ def nearest_rotation(A):
     """Rotation R (3,3), det R = +1, closest to A in the Frobenius norm (polar decomposition by
     SVD A = U S V^T: R = U diag(1, 1, det(U V^T)) V^T)."""
     A = np.ascontiguousarray(A, dtype=np.float64)
-    if A.shape != (3, 3) or not np.all(np.isfinite(A)):
+    if A.shape != (3, 3) or not np.isfinite(A).all():
         raise ValueError(f"A must be a finite (3, 3) matrix, got shape {A.shape}")
     return _nearest_rotation(A)
 

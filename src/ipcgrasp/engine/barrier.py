@@ -119,7 +119,7 @@ def initial_barrier_stiffness(
         raise ValueError(
             f"grad_energy {grad_energy.shape} and grad_barrier {grad_barrier.shape} differ in size"
         )
-    if not (np.all(np.isfinite(grad_energy)) and np.all(np.isfinite(grad_barrier))):
+    if not (np.isfinite(grad_energy).all() and np.isfinite(grad_barrier).all()):
         raise ValueError("grad_energy and grad_barrier must be finite")
 
     dhat_squared = dhat * dhat
@@ -388,6 +388,6 @@ def project_to_psd(H):
     H = np.ascontiguousarray(H, dtype=np.float64)
     if H.ndim != 2 or H.shape[0] != H.shape[1]:
         raise ValueError(f"H must be a square matrix, got shape {H.shape}")
-    if not np.all(np.isfinite(H)):
+    if not np.isfinite(H).all():
         raise ValueError("H contains NaN or infinite entries")
     return _project_to_psd(H)

@@ -23,7 +23,7 @@ def _int_array(a, name, width=None):
 
 def _points(a, name):
     arr = np.ascontiguousarray(a, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] != 3 or not np.all(np.isfinite(arr)):
+    if arr.ndim != 2 or arr.shape[1] != 3 or not np.isfinite(arr).all():
         raise ValueError(f"{name} must be a finite (n, 3) array, got shape {arr.shape}")
     return arr
 

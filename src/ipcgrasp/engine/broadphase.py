@@ -274,7 +274,7 @@ def _positions(x, name):
     x = np.ascontiguousarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != 3:
         raise ValueError(f"{name} must have shape (n, 3), got {x.shape}")
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         raise ValueError(f"{name} has non-finite entries")
     return x
 
@@ -293,11 +293,25 @@ def _plane_candidates(x0, x1, vertices, plane_origin, plane_normal, inflation_ra
     origin = np.asarray(plane_origin, dtype=np.float64)
     if origin.shape != (3,):
         raise ValueError(f"plane_origin must be a 3-vector, got {plane_origin}")
-    vertices = np.asarray(vertices, dtype=np.int64)
-    s0 = (x0[vertices] - origin) @ normal / norm
-    s1 = (x1[vertices] - origin) @ normal / norm
-    near = (s0 * s1 <= 0.0) | (np.minimum(np.abs(s0), np.abs(s1)) <= inflation_radius)
-    return vertices[near]
+    return _near_plane(x0, x1, np.ascontiguousarray(vertices, dtype=np.int64), origin, normal / norm,
+                       float(inflation_radius))
+
+
+@njit
+def _near_plane(x0, x1, vertices, origin, unit_normal, radius):
+    """_plane_candidates for C-contiguous float64 positions and a unit normal."""
+    near = np.empty(vertices.shape[0], dtype=np.int64)
+    n = 0
+    for k in range(vertices.shape[0]):
+        v = vertices[k]
+        s0 = s1 = 0.0
+        for a in range(3):
+            s0 += (x0[v, a] - origin[a]) * unit_normal[a]
+            s1 += (x1[v, a] - origin[a]) * unit_normal[a]
+        if s0 * s1 <= 0.0 or min(abs(s0), abs(s1)) <= radius:
+            near[n] = v
+            n += 1
+    return near[:n]
 
 
 def candidates(

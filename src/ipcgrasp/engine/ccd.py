@@ -152,7 +152,7 @@ def _point(a, name):
     a = np.asarray(a, dtype=np.float64)
     if a.shape != (3,):
         raise ValueError(f"{name} must be a 3-vector, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{name} has non-finite entries: {a}")
     return a
 
@@ -399,7 +399,7 @@ def collision_free_stepsize(
     x1 = np.ascontiguousarray(x1, dtype=np.float64)
     if x0.ndim != 2 or x0.shape[1] != 3 or x1.shape != x0.shape:
         raise ValueError(f"x0 and x1 must both have shape (n, 3), got {x0.shape} and {x1.shape}")
-    if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(x1))):
+    if not (np.isfinite(x0).all() and np.isfinite(x1).all()):
         raise ValueError("x0 or x1 has non-finite entries")
     n = x0.shape[0]
     edges = _index_array(edges, "edges", (n, n))

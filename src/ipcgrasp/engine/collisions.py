@@ -194,7 +194,7 @@ class CollisionMesh:
         rest_positions = np.ascontiguousarray(rest_positions, dtype=np.float64)
         if rest_positions.ndim != 2 or rest_positions.shape[1] != 3:
             raise ValueError(f"rest_positions must have shape (N, 3), got {rest_positions.shape}")
-        if not np.all(np.isfinite(rest_positions)):
+        if not np.isfinite(rest_positions).all():
             raise ValueError("rest_positions contains NaN or infinite entries")
         n = rest_positions.shape[0]
         faces = np.ascontiguousarray(faces, dtype=np.int64).reshape(-1, 3)
@@ -223,10 +223,10 @@ class CollisionMesh:
             raise ValueError(f"vertex_body refers to body {vertex_body.max()} >= {num_bodies}")
 
         mu = np.ascontiguousarray(np.broadcast_to(mu, (num_bodies, num_bodies)), np.float64)
-        if not (np.all(mu >= 0.0) and np.all(np.isfinite(mu)) and np.array_equal(mu, mu.T)):
+        if not (np.all(mu >= 0.0) and np.isfinite(mu).all() and np.array_equal(mu, mu.T)):
             raise ValueError("mu must be finite, >= 0 and symmetric")
         mu_plane = np.ascontiguousarray(np.broadcast_to(mu_plane, (num_bodies,)), np.float64)
-        if not (np.all(mu_plane >= 0.0) and np.all(np.isfinite(mu_plane))):
+        if not (np.all(mu_plane >= 0.0) and np.isfinite(mu_plane).all()):
             raise ValueError("mu_plane must be finite and >= 0")
 
         plane_origin = plane_normal = None
@@ -236,7 +236,7 @@ class CollisionMesh:
             if plane_origin.shape != (3,) or plane_normal.shape != (3,):
                 raise ValueError("plane must be (origin, normal) with two 3-vectors")
             norm = float(np.linalg.norm(plane_normal))
-            if not (np.all(np.isfinite(plane_origin)) and np.isfinite(norm) and norm > 0.0):
+            if not (np.isfinite(plane_origin).all() and np.isfinite(norm) and norm > 0.0):
                 raise ValueError(f"plane needs a finite origin and a nonzero normal: {plane}")
             plane_normal = plane_normal / norm
         if plane_body_mask is None:
@@ -436,7 +436,7 @@ def _positions(x, mesh, name="x"):
     x = np.ascontiguousarray(x, dtype=np.float64)
     if x.shape != (mesh.num_vertices, 3):
         raise ValueError(f"{name} must have shape ({mesh.num_vertices}, 3), got {x.shape}")
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         raise ValueError(f"{name} contains NaN or infinite entries")
     return x
 

@@ -902,7 +902,7 @@ def _vec3(x, name):
     a = np.ascontiguousarray(x, dtype=np.float64)
     if a.shape != (3,):
         raise ValueError(f"{name} must be a 3-vector, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if not np.isfinite(a).all():
         raise ValueError(f"{name} must be finite, got {a}")
     return a
 

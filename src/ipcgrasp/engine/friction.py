@@ -373,7 +373,7 @@ def _point(x, name):
     x = np.ascontiguousarray(x, dtype=np.float64)
     if x.shape != (3,):
         raise ValueError(f"{name} must be a 3-vector, got shape {x.shape}")
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         raise ValueError(f"{name} contains NaN or infinite entries: {x}")
     return x
 
@@ -391,7 +391,7 @@ def _geometric(kernel, name, **points):
         result = kernel(*args)
     except ZeroDivisionError:
         result = np.nan
-    if not np.all(np.isfinite(result)):
+    if not np.isfinite(result).all():
         raise ValueError(
             f"{name}: degenerate configuration (zero-length edge, zero-area triangle, "
             f"parallel edges, or coincident primitives): {points}"
@@ -485,7 +485,7 @@ def _friction_args(displacement, gamma, basis, mu, normal_force, eps_v, dt):
     if basis.shape != (3, 2):
         raise ValueError(f"basis must have shape (3, 2), got {basis.shape}")
     for name, array in (("displacement", du), ("gamma", gamma), ("basis", basis)):
-        if not np.all(np.isfinite(array)):
+        if not np.isfinite(array).all():
             raise ValueError(f"{name} contains NaN or infinite entries")
     mu, normal_force, eps_v, dt = float(mu), float(normal_force), float(eps_v), float(dt)
     if not mu >= 0.0:

@@ -53,7 +53,7 @@ class CompliantMount:
             raise ValueError(f"mount {self.name!r} holds no bodies")
         axis = np.asarray(self.axis, dtype=np.float64)
         norm = float(np.linalg.norm(axis)) if axis.shape == (3,) else 0.0
-        if not (np.all(np.isfinite(axis)) and norm > 0):
+        if not (np.isfinite(axis).all() and norm > 0):
             raise ValueError(f"mount {self.name!r}: axis must be a finite nonzero 3-vector, got {self.axis!r}")
         self.axis = axis / norm
         for field, value, unit in (("stiffness", self.stiffness, "N/m"), ("mass", self.mass, "kg")):
@@ -67,7 +67,7 @@ class CompliantMount:
             raise ValueError(f"mount {self.name!r}: shapes given for bodies {unknown} it does not hold")
         for name, phi in shapes.items():
             phi = np.ascontiguousarray(phi, dtype=np.float64)
-            if phi.ndim != 1 or not np.all(np.isfinite(phi)):
+            if phi.ndim != 1 or not np.isfinite(phi).all():
                 raise ValueError(f"mount {self.name!r}: the shape of {name!r} must be a finite (n,) array")
             shapes[name] = phi
         self.shapes = shapes

@@ -122,7 +122,7 @@ def winding_number(points, vertices, faces) -> np.ndarray:
         raise ValueError(f"vertices must be (N, 3) and faces (F, 3), got {vertices.shape} and {faces.shape}")
     if faces.size and (faces.min() < 0 or faces.max() >= len(vertices)):
         raise ValueError(f"faces index vertices outside [0, {len(vertices)})")
-    if not (np.all(np.isfinite(points)) and np.all(np.isfinite(vertices))):
+    if not (np.isfinite(points).all() and np.isfinite(vertices).all()):
         raise ValueError("points and vertices must be finite")
     return _winding_numbers(points, vertices, faces)
 
@@ -172,7 +172,7 @@ class PenetrationProbe:
             origin = np.asarray(plane[0], dtype=np.float64).reshape(3)
             normal = np.asarray(plane[1], dtype=np.float64).reshape(3)
             length = float(np.linalg.norm(normal))
-            if not (np.all(np.isfinite(origin)) and np.isfinite(length) and length > 0.0):
+            if not (np.isfinite(origin).all() and np.isfinite(length) and length > 0.0):
                 raise ValueError(f"plane needs a finite origin and a nonzero normal, got {plane}")
             normal = normal / length
         if plane_body_mask is None:
@@ -191,7 +191,7 @@ class PenetrationProbe:
         """Depth (m) of every vertex (N,) inside another body or below the plane at positions
         x (N, 3); 0 for vertices outside everything (and for vertices on no face)."""
         x = np.ascontiguousarray(x, dtype=np.float64)
-        if x.shape != (len(self.vertex_body), 3) or not np.all(np.isfinite(x)):
+        if x.shape != (len(self.vertex_body), 3) or not np.isfinite(x).all():
             raise ValueError(f"x must be a finite ({len(self.vertex_body)}, 3) array, got shape {x.shape}")
         out = np.zeros(len(x))
         out[self.vertices] = self._surface_depths(x)

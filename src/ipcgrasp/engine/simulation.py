@@ -73,7 +73,7 @@ from ipcgrasp.engine.affine_body import (
 from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
-from ipcgrasp.engine.broadphase import _plane_candidates
+from ipcgrasp.engine.broadphase import _near_plane
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.mounts import CompliantMount, _add_linked_hessians, linked_tet_entries
 from ipcgrasp.engine.neohookean import (
@@ -440,9 +440,10 @@ def _union_keys(sorted_keys, keys):
 
 
 @njit
-def _mapped_hessian_keys(rows, cols, z_index, n_dof):
+def _missing_hessian_keys(rows, cols, z_index, n_dof, indptr, indices):
     """Keys col * n_dof + row of the upper-triangle z-space entries that x-space triplets
-    (rows, cols) touch through z_index (see _add_mapped_hessian)."""
+    (rows, cols) touch through z_index (see _add_mapped_hessian) and the upper-triangle CSC
+    pattern (indptr, indices) lacks, with repeats."""
     keys = np.empty(16 * rows.shape[0], dtype=np.int64)
     count = 0
     for k in range(rows.shape[0]):
@@ -455,8 +456,10 @@ def _mapped_hessian_keys(rows, cols, z_index, n_dof):
                 if j < 0:
                     break
                 if i <= j:
-                    keys[count] = j * n_dof + i
-                    count += 1
+                    lo = _row_position(indices, indptr[j], indptr[j + 1], i)
+                    if not (lo < indptr[j + 1] and indices[lo] == i):
+                        keys[count] = j * n_dof + i
+                        count += 1
     return keys[:count]
 
 
@@ -618,7 +621,7 @@ def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
 
 def _pose_parts(pose):
     pose = np.asarray(pose, dtype=np.float64)
-    if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+    if pose.shape != (4, 4) or not np.isfinite(pose).all():
         raise ValueError(f"a pose must be a finite 4x4 matrix, got shape {pose.shape}")
     return pose[:3, :3], pose[:3, 3]
 
@@ -925,7 +928,7 @@ class Simulation:
                   *[(e[1], e[2]) for e in self._linked_entries if e is not None]]
         keys = [c * self.n_dof + r for r, c in static]
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
-        self._set_hessian_pattern(_union_keys(np.zeros(0, dtype=np.int64), keys))
+        self._set_hessian_pattern(np.unique(keys))
 
     def _set_hessian_pattern(self, keys):
         """Use the upper-triangle CSC pattern of the sorted unique keys col * n_dof + row: place
@@ -1070,7 +1073,7 @@ class Simulation:
         else:
             vf, ee = self._grid_candidates(x0, x1, radius, m.can_collide if can_collide is None else can_collide)
         if m.has_plane and can_collide is None:
-            vp = _plane_candidates(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, radius)
+            vp = _near_plane(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, float(radius))
         else:
             vp = np.zeros(0, dtype=np.int64)
         return vf, ee, vp
@@ -1194,8 +1197,9 @@ class Simulation:
         fixed = data.copy()
         if self._add_contact_terms(data, terms):
             old_keys = self._hessian_keys
-            new = [_mapped_hessian_keys(r, c, self._z_index, self.n_dof) for r, c, *_ in terms]
-            self._set_hessian_pattern(_union_keys(old_keys, np.concatenate(new)))
+            missing = [_missing_hessian_keys(r, c, self._z_index, self.n_dof, self._indptr, self._indices)
+                       for r, c, *_ in terms]
+            self._set_hessian_pattern(_union_keys(old_keys, np.concatenate(missing)))
             data = np.zeros(len(self._hessian_keys))
             data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
             self._add_contact_terms(data, terms)
@@ -1314,7 +1318,7 @@ class Simulation:
         self._carried_factorisation = False
         dz = (self._solver.solve(rhs) if reuse or carried
               else self._solve(self._hessian(z, friction, x_t, x, coll), rhs))
-        if not np.all(np.isfinite(dz)):
+        if not np.isfinite(dz).all():
             dz = np.zeros(self.n_dof)
         targets = {}
         for i, body in enumerate(self.deformables):
@@ -1647,7 +1651,7 @@ class Simulation:
             iteration += 1
             if g is None:
                 g = self._gradient(z, z_tilde, friction, x_t, x, coll)
-            if not np.all(np.isfinite(g)):
+            if not np.isfinite(g).all():
                 raise StepFailed("non-finite gradient in Newton", self.state.copy())
             # A warm start's forced step with the contacts where the last step ended is first tried
             # with that step's last factorisation: a lift carries everything up unchanged.
@@ -1660,7 +1664,7 @@ class Simulation:
                 carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
             if not carried:
                 p = self._solve(self._hessian(z, friction, x_t, x, coll), -g)
-                if not np.all(np.isfinite(p)):
+                if not np.isfinite(p).all():
                     raise StepFailed("linear solve produced NaN/inf", self.state.copy())
                 step_norm, dx = self._step_norm(p)
             if step_norm / h < s.newton_tolerance and iteration > min_iterations:
