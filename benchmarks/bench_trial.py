@@ -9,16 +9,22 @@ jaws behind their command (the drive-and-settle continuation ran out of rounds),
 Newton iterations; then the median per trial and its ratio
 to 28.2 s, the median trial time of the original C++ IPC-GraspSim on these grasps. All trials
 run in one process after one untimed warm-up trial (numba compilation or cache loading), so the
-numbers are steady-state costs. Run: .venv/bin/python benchmarks/bench_trial.py [--grasps 0 5]
-[--subdivisions 4] [--pad-resolution 0.002]
+numbers are steady-state costs. `--kernels N` also times every call from Python into an engine
+kernel (numba) and the sparse LDL^T factorisation and solve, and prints the N that cost most and
+what is left: Python and NumPy between the kernels (the timing adds about 1 us per call). Run:
+.venv/bin/python benchmarks/bench_trial.py [--grasps 0 5] [--subdivisions 4]
+[--pad-resolution 0.002] [--kernels 15]
 """
 
 import argparse
+import collections
+import importlib
 import os
 import platform
 import statistics
 import time
 
+import numba
 import trimesh
 
 from ipcgrasp import GraspObject, SimParams
@@ -26,6 +32,7 @@ from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
 from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.procedure import GraspProcedure
+from ipcgrasp.engine.simulation import Simulation
 
 CPP_MEDIAN_S = 28.2  # original C++ IPC-GraspSim, median trial on the cube grasps
 PHASES = ("initialise", "squeeze", "lift", "judge")
@@ -55,6 +62,35 @@ class _PhaseTimed(GraspProcedure):
                                 r.newton_iterations - iters)
 
 
+ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "distance", "friction", "mounts",
+                  "neohookean", "penalty", "penetration", "simulation")
+
+
+def time_kernels():
+    """Wrap every numba kernel that engine modules call from Python, and Simulation._solve (qdldl),
+    so each call adds its CPU time to the returned {name: [seconds, calls]}."""
+    spent = collections.defaultdict(lambda: [0.0, 0])
+
+    def timed(name, f):
+        def call(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                entry = spent[name]
+                entry[0] += time.process_time() - start
+                entry[1] += 1
+        return call
+
+    for module_name in ENGINE_MODULES:
+        module = importlib.import_module(f"ipcgrasp.engine.{module_name}")
+        for name, value in list(vars(module).items()):
+            if isinstance(value, numba.core.registry.CPUDispatcher):
+                setattr(module, name, timed(name, value))
+    Simulation._solve = timed("Simulation._solve (qdldl factorise + solve)", Simulation._solve)
+    return spent
+
+
 def run_trial(obj, object_pose, grasp_pose, params):
     procedure = _PhaseTimed(obj, object_pose, grasp_pose, params, IpcBackend)
     procedure.costs = {}
@@ -71,6 +107,8 @@ def main():
     parser.add_argument("--subdivisions", type=int, default=0, help="cube mesh subdivisions (4: 1538 vertices)")
     parser.add_argument("--pad-resolution", type=float, default=None, help="pad tet size (m); default SimParams'")
     parser.add_argument("--close-rule", default="force")
+    parser.add_argument("--kernels", type=int, default=0, metavar="N",
+                        help="time the engine's kernels and list the N costliest (default 0: off)")
     args = parser.parse_args()
     data = resolve_data_dir()
     mesh_path, mass = load_object(data, "cube_3cm")
@@ -88,6 +126,7 @@ def main():
     t0 = time.perf_counter()
     run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)
     print(f"warm-up trial (compile or cache load included): {time.perf_counter() - t0:.2f} s")
+    spent = time_kernels() if args.kernels else None
     header = "".join(f" {p + ' s/cpu/st/it':>26}" for p in PHASES)
     print(f"{'grasp':>5} {'verdict':>8} {'label':>10} {'wall s':>7} {'cpu s':>7} {'steps':>5} {'iters':>6}{header}"
           f" {'computed st/it':>14} {'lagging st/it':>13}")
@@ -109,6 +148,14 @@ def main():
           f"counted; {1e3 * sum(cpus) / max(computed_iters, 1):.2f} ms CPU per iteration computed (retried steps "
           f"included: {computed_iters} in all, {lagging_iters} of them in steps with the jaws lagging)")
     print(f"ratio to C++ IPC-GraspSim ({CPP_MEDIAN_S} s): wall {wall / CPP_MEDIAN_S:.3f}, CPU {cpu / CPP_MEDIAN_S:.3f}")
+    if spent is not None:
+        total = sum(cpus)
+        print(f"CPU over the {len(cpus)} trials {total:.2f} s; the costliest calls from Python:")
+        for name, (seconds, calls) in sorted(spent.items(), key=lambda item: -item[1][0])[:args.kernels]:
+            print(f"  {100 * seconds / total:5.1f} %  {seconds:7.3f} s  {calls:7d} calls  {1e6 * seconds / calls:7.1f} us"
+                  f"  {name}")
+        rest = total - sum(seconds for seconds, _ in spent.values())
+        print(f"  {100 * rest / total:5.1f} %  {rest:7.3f} s  outside the kernels (Python, NumPy, SciPy between them)")
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f}")
 
