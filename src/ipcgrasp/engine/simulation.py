@@ -23,11 +23,12 @@ actual interpenetration (`penetration`) and the largest gap at which a contact f
 
 The Hessian's upper triangle is assembled straight into a CSC pattern that is kept while the
 contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
-Hessians carried into z through per-coordinate maps of P), and factored by qdldl's LDL^T,
-whose ordering and symbolic analysis are reused while the pattern stays (measured against
-SciPy's SuperLU: 0.3 ms against 1.8 ms per solve at 700 DOFs). A contact's Hessian block is
-contracted onto the degrees of freedom it depends on before it enters the pattern (an affine
-body's 12 coordinates rather than 16 z entries per x-space entry), and a tet's elastic Hessian
+Hessians carried into z through per-coordinate maps of P), and factored by qdldl's LDL^T
+(engine.ldlt: its C routines called from numba), whose ordering and symbolic analysis are
+reused while the pattern stays (measured against SciPy's SuperLU: 0.3 ms against 1.8 ms per
+solve at 700 DOFs). A contact's Hessian block is contracted onto the degrees of freedom it
+depends on before it enters the pattern (an affine body's 12 coordinates rather than 16 z
+entries per x-space entry), and a tet's elastic Hessian
 is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
 computed (benchmarks/bench_trial.py measures both). A warm start's forced first Newton step is
 tried with the factorisation where the last step ended, which then also tests convergence
@@ -56,7 +57,6 @@ import time as _time
 from dataclasses import dataclass, field
 
 import numpy as np
-import qdldl
 import scipy.sparse as sp
 
 from ipcgrasp.engine import collisions as contact
@@ -75,6 +75,7 @@ from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, Kinematic
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
 from ipcgrasp.engine.broadphase import _near_plane
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
+from ipcgrasp.engine.ldlt import Ldlt
 from ipcgrasp.engine.mounts import CompliantMount, _add_linked_hessians, linked_tet_entries
 from ipcgrasp.engine.neohookean import (
     _cofactor_into,
@@ -948,7 +949,6 @@ class Simulation:
         r, c, m = self._mass_entries
         self._mass_data = np.zeros(len(keys))
         _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
-        self._hessian_matrix = sp.csc_matrix((self._mass_data.copy(), self._indices, self._indptr), shape=(n, n))
         self._solver = None
         self._factored = None
         self._last_hessian_without_contact = (None, [], None, None)
@@ -1246,14 +1246,13 @@ class Simulation:
         return missing
 
     def _solve(self, data, rhs):
-        """Solve H p = rhs for the Hessian values `data` (LDL^T by qdldl; the fill-reducing
+        """Solve H p = rhs for the Hessian values `data` (LDL^T, engine.ldlt; the fill-reducing
         ordering and symbolic analysis are reused while the pattern stays)."""
         self._factored = None
-        self._hessian_matrix.data = data
         if self._solver is None:
-            self._solver = qdldl.Solver(self._hessian_matrix, upper=True)
-        else:
-            self._solver.update(self._hessian_matrix, upper=True)
+            self._solver = Ldlt(self._indptr, self._indices, self.n_dof)
+        if not self._solver.factor(data):
+            raise StepFailed("the Newton Hessian is singular (a zero pivot in its LDL^T)", self.state.copy())
         return self._solver.solve(rhs)
 
     # ------------------------------------------------------------------------------- stepping
