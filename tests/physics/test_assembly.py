@@ -211,12 +211,12 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     sim = box_pad_scene()
     z, friction, x_t, x, coll = step_inputs(sim, rng)
     sim._hessian(z, friction, x_t, x, coll)
-    F_cached = sim._tet_hessian_cache[0][0].copy()
+    F_cached = sim._tet_hessian_cache[0].copy()
     shifted = z.copy()
     free, z_index = sim._free_vertex_dofs[0]
     shifted[z_index] += np.array([1e-4, -2e-4, 3e-4])  # the pad's free vertices translated
     data = sim._hessian(shifted, friction, x_t, sim.collision_positions(shifted), coll)
-    recomputed = np.flatnonzero(np.any(sim._tet_hessian_cache[0][0] != F_cached, axis=(1, 2)))
+    recomputed = np.flatnonzero(np.any(sim._tet_hessian_cache[0] != F_cached, axis=(1, 2)))
     np.testing.assert_array_equal(recomputed, sim._coupling_tets[0][0])
     H = full_from_upper(sim, data)
     H_ref = reference_hessian(sim, shifted, friction, x_t, sim.collision_positions(shifted), coll)[0]

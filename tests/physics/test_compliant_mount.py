@@ -217,3 +217,17 @@ def test_drive_coupling_reaches_the_mount():
     ref[u] = h2 * np.sum(forces[body.prescribed] * motion[body.prescribed])
     assert abs(ref[u]) > 0
     np.testing.assert_allclose(out, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+def test_scene_positions_and_steps_are_those_of_each_body():
+    """On a pad riding on a deflected compliant mount: all deformable vertices at z are the bodies'
+    own positions one after the other (free ones from z, prescribed ones moved by the mount), and
+    a step's displacements are the change of those positions."""
+    sim = mounted_box_pad_scene()
+    rng = np.random.default_rng(5)
+    z = sim.pack() + 1e-5 * rng.standard_normal(sim.n_dof)
+    p = 1e-5 * rng.standard_normal(sim.n_dof)
+    X = sim._scene_positions(z)
+    np.testing.assert_array_equal(X, np.concatenate(sim._deformable_positions(z)))
+    assert not np.array_equal(X, np.concatenate(sim._deformable_positions(z, deflected=False)))
+    np.testing.assert_allclose(sim._scene_steps(p), sim._scene_positions(z + p) - X, rtol=0, atol=1e-15)

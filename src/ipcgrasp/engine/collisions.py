@@ -713,10 +713,13 @@ def _scatter_hessian(local, v, offset, rows, cols, vals):
             i += 1
 
 
+@njit
 def _triplet_offsets(kind):
-    sizes = (3 * NUM_KIND_VERTICES[kind]) ** 2
+    """Where each collision's square block of Hessian triplets starts (K + 1,)."""
     offsets = np.zeros(kind.shape[0] + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    for k in range(kind.shape[0]):
+        size = 3 * NUM_KIND_VERTICES[kind[k]]
+        offsets[k + 1] = offsets[k] + size * size
     return offsets
 
 

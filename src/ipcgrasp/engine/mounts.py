@@ -82,10 +82,6 @@ class CompliantMount:
                              f"{n_vertices} vertices")
         return phi
 
-    def energy(self, u: float, h2: float) -> float:
-        """The spring's part of the incremental potential, h^2 k u^2 / 2 (J s^2)."""
-        return 0.5 * h2 * self.stiffness * u * u
-
 
 def linked_tet_entries(tets, dof, prescribed, mount_dof, axis, shape):
     """The Hessian entries that tets with prescribed vertices add once those vertices ride on the

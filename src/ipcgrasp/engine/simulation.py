@@ -60,33 +60,22 @@ import numpy as np
 import scipy.sparse as sp
 
 from ipcgrasp.engine import collisions as contact
-from ipcgrasp.engine import penalty
+from ipcgrasp.engine import penalty, scene
 from ipcgrasp.engine._numba import njit
-from ipcgrasp.engine.affine_body import (
-    affine_jacobian,
-    affine_positions,
-    nearest_rotation,
-    orthogonality_potential,
-    orthogonality_potential_gradient,
-    orthogonality_potential_hessian,
-)
+from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, nearest_rotation
 from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
 from ipcgrasp.engine.broadphase import _near_plane
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.ldlt import Ldlt
-from ipcgrasp.engine.mounts import CompliantMount, _add_linked_hessians, linked_tet_entries
+from ipcgrasp.engine.mounts import CompliantMount, linked_tet_entries
 from ipcgrasp.engine.neohookean import (
     _cofactor_into,
     _deformation_gradient_into,
     _det3,
-    _elastic_energy,
-    _elastic_gradient,
-    _hessian_workspace,
     _max_noninverting_step,
     _shape_derivatives_into,
-    _tet_hessian,
     tet_energies,
 )
 from ipcgrasp.engine.penetration import PenetrationProbe
@@ -423,6 +412,29 @@ def _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, scale, z_inde
 
 
 @njit
+def _add_contact_hessians(data, indptr, indices, z_index, z_coef, dense_lo, x, kind, vertices, ee_type, eps_x,
+                          weight, origin, normal, dhat, kappa, friction, f_kind, f_vertices, f_basis, f_coords, f_mu,
+                          f_force, x_t, eps_u):
+    """data += P^T (kappa PSD-projected barrier Hessians [+ friction Hessians with `friction`]) P,
+    block by block (_add_mapped_blocks). Returns how many z-space entries the pattern lacks and
+    the x-space terms, ((rows, cols, vals, scale, offsets) of the barrier, then of friction), to
+    grow the pattern from when it lacks some."""
+    offsets = contact._triplet_offsets(kind)
+    rows, cols, vals = contact._barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
+                                                 dhat * dhat, True, offsets)
+    missing = _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, kappa, z_index, z_coef, dense_lo)
+    f_offsets = contact._triplet_offsets(f_kind)
+    if friction:
+        f_rows, f_cols, f_vals = contact._friction_hessians(f_kind, f_vertices, f_basis, f_coords, f_mu, f_force,
+                                                            x - x_t, eps_u, f_offsets)
+        missing += _add_mapped_blocks(data, indptr, indices, f_rows, f_vals, f_offsets, 1.0, z_index, z_coef,
+                                      dense_lo)
+    else:
+        f_rows, f_cols, f_vals = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+    return missing, (rows, cols, vals, kappa, offsets), (f_rows, f_cols, f_vals, 1.0, f_offsets)
+
+
+@njit
 def _union_keys(sorted_keys, keys):
     """Sorted unique values of sorted_keys (sorted, unique) together with keys (any order): a
     pattern's keys grown by new entries (np.unique of both, without hashing the large set)."""
@@ -508,38 +520,6 @@ def _near_partners(x0, x1, elements, vertex_body, body_lo, body_hi, can_collide,
 
 
 @njit
-def _add_elastic_hessians(data, slots, x, tets, Dm_inv, volumes, mu, lam, scale, rotations, F_cached, H_cached,
-                          reuse):
-    """data[slots[144 t + 12 r + c]] += scale H_t[r, c] for the PSD-projected Neo-Hookean
-    Hessians H_t (12,12) of the tets at positions x (slot -1: entry not stored). A tet's Hessian
-    is recomputed only when an entry of its deformation gradient F (dimensionless) differs by
-    more than `reuse` from F_cached[t], the F of H_cached[t] (both (T,3,3), (T,12,12), unscaled,
-    updated; a NaN in F_cached forces the computation); else H_cached[t] is used. rotations
-    (T,3,3): each tet's last SVD rotation V, the start of the next SVD (updated)."""
-    F = np.empty((3, 3))
-    D = np.empty((4, 3))
-    workspace = _hessian_workspace()
-    for t in range(tets.shape[0]):
-        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
-        moved = False
-        for a in range(3):
-            for b in range(3):
-                if not abs(F[a, b] - F_cached[t, a, b]) <= reuse:
-                    moved = True
-        if moved:
-            _shape_derivatives_into(Dm_inv[t], D)
-            _tet_hessian(F, D, volumes[t], mu, lam, True, H_cached[t], workspace, rotations[t])
-            for a in range(3):
-                for b in range(3):
-                    F_cached[t, a, b] = F[a, b]
-        for r in range(12):
-            for c in range(12):
-                slot = slots[144 * t + 12 * r + c]
-                if slot >= 0:
-                    data[slot] += scale * H_cached[t, r, c]
-
-
-@njit
 def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, free, scale):
     """out[free[k, 3 m + a]] += scale (H_t dx_t)[3 m + a] for the tets t = coupled[k]: the exact
     Neo-Hookean Hessian of tet t at positions x applied to the displacements dx (n,3), without
@@ -620,6 +600,24 @@ def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
                 break
         keep[p] = overlap
     return pairs[keep]
+
+
+@njit
+def _cached_pairs(x0, x1, ref, ref_mean, vf, ee, vertex_rows, faces, edges, slack, half_radius):
+    """Simulation._candidates from its pair cache (ref: the positions the cached vertex-face and
+    edge-edge pairs vf, ee were found at, ref_mean their mean): whether x0 and x1 both lie within
+    `slack` (m) of ref moved by the contact surface's mean translation since (x0's mean - ref_mean),
+    and if so the cached pairs whose boxes over x0 -> x1 grown by half_radius overlap."""
+    shift = np.zeros(3)
+    for v in range(x0.shape[0]):
+        for a in range(3):
+            shift[a] += x0[v, a]
+    for a in range(3):
+        shift[a] = shift[a] / x0.shape[0] - ref_mean[a]
+    if not (_moved_within(x0, ref, slack, shift) and _moved_within(x1, ref, slack, shift)):
+        return False, vf[:0], ee[:0]
+    return (True, _overlapping_pairs(x0, x1, vf, vertex_rows, faces, half_radius),
+            _overlapping_pairs(x0, x1, ee, edges, edges, half_radius))
 
 
 def _pose_parts(pose):
@@ -889,33 +887,83 @@ class Simulation:
             self._coupling_tets.append((coupled, tet_free[coupled]))
         # per deformable, per tet: the last SVD rotation V (the next SVD starts from it: a few Jacobi
         # sweeps fewer), and the deformation gradient and unscaled projected Hessian last computed
-        self._svd_rotations = [np.tile(np.eye(3), (len(body.tets), 1, 1)) for body in self.deformables]
-        self._tet_hessian_cache = [(np.full((len(body.tets), 3, 3), np.nan), np.zeros((len(body.tets), 12, 12)))
-                                   for body in self.deformables]
+        # (all bodies' tets one after the other, as engine.scene)
+        n_tets = sum(len(body.tets) for body in self.deformables)
+        self._svd_rotations = np.tile(np.eye(3), (n_tets, 1, 1))
+        self._tet_hessian_cache = (np.full((n_tets, 3, 3), np.nan), np.zeros((n_tets, 12, 12)))
+        self._build_scene()
         self._build_hessian_pattern()
+
+    def _build_scene(self):
+        """Every deformable body's vertices, tets and material, the affine bodies' and the mounts'
+        constants in the flat arrays of engine.scene (its module docstring)."""
+        starts = np.cumsum([0] + [body.n_vertices for body in self.deformables])
+        free_rows, free_dofs, prescribed_rows, prescribed_mount, motion = [], [], [], [], []
+        free_start, prescribed_start = [0], [0]
+        for i, (body, start, (free, z_index)) in enumerate(zip(self.deformables, starts, self._free_vertex_dofs)):
+            free_rows.append(start + free)
+            free_dofs.append(z_index)
+            if self._deformable_mount[i] >= 0:
+                prescribed_rows.append(start + body.prescribed)
+                prescribed_mount.append(np.full(len(body.prescribed), self._deformable_mount[i]))
+                motion.append(self._mount_motion[body.name][body.prescribed])
+            free_start.append(free_start[-1] + len(free))
+            prescribed_start.append(prescribed_start[-1] + (len(body.prescribed) if self._deformable_mount[i] >= 0
+                                                            else 0))
+
+        def flat(parts, shape, dtype):
+            return np.ascontiguousarray(np.concatenate(parts), dtype=dtype) if parts else np.zeros(shape, dtype)
+
+        self._scene = dict(
+            n_vertices=int(starts[-1]),
+            free_rows=flat(free_rows, 0, np.int64), free_dofs=flat(free_dofs, (0, 3), np.int64),
+            prescribed_rows=flat(prescribed_rows, 0, np.int64), prescribed_mount=flat(prescribed_mount, 0, np.int64),
+            motion=flat(motion, (0, 3), np.float64),
+            tets=flat([body.tets + start for body, start in zip(self.deformables, starts)], (0, 4), np.int64),
+            Dm_inv=flat([body.Dm_inv for body in self.deformables], (0, 3, 3), np.float64),
+            volumes=flat([body.volumes for body in self.deformables], 0, np.float64),
+            tet_start=np.cumsum([0] + [len(body.tets) for body in self.deformables]).astype(np.int64),
+            mu=np.array([float(body.mu) for body in self.deformables]),
+            lam=np.array([float(body.lam) for body in self.deformables]),
+            affine_offset=np.array(self._affine_offset, dtype=np.int64),
+            affine_stiffness=np.array([float(body.stiffness) for body in self.affines]),
+            affine_volume=np.array([float(body.volume) for body in self.affines]),
+            mount_stiffness=np.array([float(mount.stiffness) for mount in self.mounts]),
+            free_start=np.array(free_start, dtype=np.int64), prescribed_start=np.array(prescribed_start, dtype=np.int64),
+            body_mount=np.array(self._deformable_mount, dtype=np.int64),
+            no_friction=(np.zeros(0, np.int8), np.zeros((0, 4), np.int64), np.zeros((0, 3, 2)), np.zeros((0, 2)),
+                         np.zeros(0), np.zeros(0)),
+        )
 
     def _build_hessian_pattern(self):
         """The z-space entries of the Hessian's fixed parts (mass, per-tet elastic blocks with
         prescribed rows/columns dropped, orthogonality blocks), the per-coordinate map of
         x = P z + c used to carry contact Hessians into z, and the initial CSC pattern."""
-        self._tet_entries = []
-        for body, dof in zip(self.deformables, self._dof):
+        rows, cols = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+        for body, dof in zip(self.deformables, self._dof):  # entry 144 t + 12 r + c of tet t, all bodies
             tet_dof = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
             tet_dof = tet_dof.reshape(len(body.tets), 12)
             r = np.broadcast_to(tet_dof[:, :, None], (len(body.tets), 12, 12)).ravel()
             c = np.broadcast_to(tet_dof[:, None, :], (len(body.tets), 12, 12)).ravel()
-            self._tet_entries.append((np.where(c >= 0, r, -1), c))
-        self._ortho_entries = []
-        for off in self._affine_offset:
-            idx = off + np.arange(12)
-            self._ortho_entries.append((np.repeat(idx, 12), np.tile(idx, 12)))
+            rows.append(np.where(c >= 0, r, -1))
+            cols.append(c)
+        self._tet_entries = (np.concatenate(rows), np.concatenate(cols))
+        idx = [off + np.arange(12) for off in self._affine_offset]  # entry 144 j + 12 r + c of affine body j
+        self._ortho_entries = (np.concatenate([np.repeat(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]),
+                               np.concatenate([np.tile(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]))
         # per deformable on a mount: the elastic Hessian entries its prescribed vertices carry onto
-        # the mount's degree of freedom (mounts.linked_tet_entries), else None
+        # the mount's degree of freedom (mounts.linked_tet_entries), else None; and all of them
+        # (tets numbered over all bodies)
         self._linked_entries = []
         for body, dof, j in zip(self.deformables, self._dof, self._deformable_mount):
             self._linked_entries.append(None if j < 0 else linked_tet_entries(
                 body.tets, dof, body.prescribed, self._mount_offset + j, self.mounts[j].axis,
                 self.mounts[j].shape(body.name, body.n_vertices)))
+        linked = [(e[0] + start, *e[1:]) for e, start in zip(self._linked_entries, self._scene["tet_start"])
+                  if e is not None]
+        self._linked = tuple(np.concatenate([e[k] for e in linked] + [empty])
+                             for k, empty in enumerate((np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                                        np.zeros(0, np.int64), np.zeros(0))))
         P = self._P
         per_row = np.diff(P.indptr)
         if per_row.max(initial=0) > 4:
@@ -927,8 +975,7 @@ class Simulation:
         row = np.repeat(np.arange(P.shape[0]), per_row)
         self._z_index[row, slot] = P.indices
         self._z_coef[row, slot] = P.data
-        static = [self._mass_entries[:2], *self._tet_entries, *self._ortho_entries,
-                  *[(e[1], e[2]) for e in self._linked_entries if e is not None]]
+        static = [self._mass_entries[:2], self._tet_entries, self._ortho_entries, self._linked[1:3]]
         keys = [c * self.n_dof + r for r, c in static]
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
         self._set_hessian_pattern(np.unique(keys))
@@ -942,10 +989,9 @@ class Simulation:
         self._hessian_keys = keys
         self._indices = keys - cols * n
         self._indptr = np.searchsorted(cols, np.arange(n + 1))
-        self._tet_slots = [_pattern_slots(self._indptr, self._indices, r, c) for r, c in self._tet_entries]
-        self._ortho_slots = [_pattern_slots(self._indptr, self._indices, r, c) for r, c in self._ortho_entries]
-        self._linked_slots = [None if e is None else _pattern_slots(self._indptr, self._indices, e[1], e[2])
-                              for e in self._linked_entries]
+        self._tet_slots = _pattern_slots(self._indptr, self._indices, *self._tet_entries)
+        self._ortho_slots = _pattern_slots(self._indptr, self._indices, *self._ortho_entries)
+        self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
         mount_dofs = self._mount_offset + np.arange(len(self.mounts))
         self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
         r, c, m = self._mass_entries
@@ -953,7 +999,7 @@ class Simulation:
         _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
         self._solver = None
         self._factored = None
-        self._last_hessian_without_contact = (None, [], None, None)
+        self._last_hessian_without_contact = (None, None, None, None)
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
@@ -1007,19 +1053,6 @@ class Simulation:
         x[body.prescribed] += u * self._mount_motion[body.name][body.prescribed]
         return x
 
-    def _deformable_steps(self, p):
-        """Per deformable body, the displacements (n,3) of its vertices under a step p of z."""
-        steps = []
-        for i, (x, (free, z_index)) in enumerate(zip(self.state.deformable_x, self._free_vertex_dofs)):
-            dx = np.zeros_like(x)
-            dx[free] = p[z_index]
-            j = self._deformable_mount[i]
-            if j >= 0:
-                body = self.deformables[i]
-                dx[body.prescribed] = p[self._mount_offset + j] * self._mount_motion[body.name][body.prescribed]
-            steps.append(dx)
-        return steps
-
     def _store_positions(self, z):
         """Write the free positions and mount deflections of z into the state."""
         for i, x in enumerate(self._deformable_positions(z, deflected=False)):
@@ -1063,15 +1096,16 @@ class Simulation:
         cache = self._pair_cache
         if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack, np.zeros(3)):
             # proximity is unchanged by a common translation (a lift carries pads and object up)
-            shift = np.zeros(3) if cache is None else x0.mean(axis=0) - cache[1]
-            if cache is None or not (_moved_within(x0, cache[0], slack, shift)
-                                     and _moved_within(x1, cache[0], slack, shift)):
+            hit = cache is not None
+            if hit:
+                hit, vf, ee = _cached_pairs(x0, x1, *cache, self._vertex_rows, m.faces, m.edges, slack, 0.5 * radius)
+            if not hit:
                 margin = 1e-9 * self.bbox_diagonal  # covers rounding in the boxes
                 cache = (x0.copy(), x0.mean(axis=0),
                          *self._grid_candidates(x0, x0, self.dhat + 2.0 * slack + margin, m.can_collide))
                 self._pair_cache = cache
-            vf = _overlapping_pairs(x0, x1, cache[2], self._vertex_rows, m.faces, 0.5 * radius)
-            ee = _overlapping_pairs(x0, x1, cache[3], m.edges, m.edges, 0.5 * radius)
+                vf = _overlapping_pairs(x0, x1, cache[2], self._vertex_rows, m.faces, 0.5 * radius)
+                ee = _overlapping_pairs(x0, x1, cache[3], m.edges, m.edges, 0.5 * radius)
         else:
             vf, ee = self._grid_candidates(x0, x1, radius, m.can_collide if can_collide is None else can_collide)
         if m.has_plane and can_collide is None:
@@ -1102,25 +1136,55 @@ class Simulation:
     def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None, coll=None):
         """(the terms of E(z) for _total_energy, x(z), active contacts at x(z)); coll: those
         contacts if already known, else they are built from candidate_pairs (default: a broad
-        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality), the barrier sum
-        without kappa (kappa may change before they are summed), the friction potential."""
-        dz = z - z_tilde
-        h2 = self.settings.dt ** 2
-        e = 0.5 * dz @ (self._M @ dz)
-        for body, x in zip(self.deformables, self._deformable_positions(z)):
-            e += h2 * _elastic_energy(x, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam)
-        for body, off in zip(self.affines, self._affine_offset):
-            e += h2 * orthogonality_potential(z[off:off + 12], body.stiffness, body.volume)
-        for j, mount in enumerate(self.mounts):
-            e += mount.energy(z[self._mount_offset + j], h2)
+        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality + mounts), the barrier
+        sum without kappa (kappa may change before they are summed), the friction potential."""
+        sc, M = self._scene, self._M
+        e = scene._energy_without_contact(z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data,
+                                          self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
+                                          sc["tet_start"], sc["mu"], sc["lam"], sc["affine_offset"],
+                                          sc["affine_stiffness"], sc["affine_volume"], self._mount_offset,
+                                          sc["mount_stiffness"])
         x = self.collision_positions(z)
+        eps_u = self.settings.eps_v * self.settings.dt
+        if coll is None and not self._penalty:
+            if candidate_pairs is None:
+                candidate_pairs = self._candidates(x, x, self.dhat)
+            m = self.mesh
+            barrier, fric, *found = scene._barrier_terms(
+                x, *candidate_pairs, m.has_plane, m.rest_positions, m.edges, m.faces, m.face_edges, m.vertex_body,
+                m.can_collide, m.plane_body_mask, *contact._plane_arrays(m), self.dhat, friction is not None,
+                *self._friction_arrays(friction), x if x_t is None else x_t, eps_u)
+            coll = contact.Collisions(*found)
+            return (e, barrier, None if friction is None else fric), x, coll
         if coll is None:
             coll = self._collisions(x, candidate_pairs)
         barrier = self._contact_potential(coll, x)
         fric = None
         if friction is not None:
-            fric = contact.friction_potential(friction, self.mesh, x - x_t, self.settings.eps_v * self.settings.dt)
+            fric = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
         return (e, barrier, fric), x, coll
+
+    def _scene_steps(self, p):
+        """The displacements (n, 3) of every deformable vertex under a step p of z, all bodies'
+        rows one after the other (engine.scene)."""
+        sc = self._scene
+        return scene._deformable_steps(p, sc["n_vertices"], sc["free_rows"], sc["free_dofs"], sc["prescribed_rows"],
+                                       sc["prescribed_mount"], sc["motion"], self._mount_offset)
+
+    def _scene_positions(self, z):
+        """Every deformable vertex (n, 3) at z (as _deformable_positions, deflected), all bodies'
+        rows one after the other (engine.scene)."""
+        sc = self._scene
+        X0 = np.concatenate(self.state.deformable_x) if self.deformables else np.zeros((0, 3))
+        return scene._deformable_positions(X0, z, sc["free_rows"], sc["free_dofs"], sc["prescribed_rows"],
+                                           sc["prescribed_mount"], sc["motion"], self._mount_offset)
+
+    def _friction_arrays(self, friction):
+        """The arrays engine.scene's kernels take for lagged friction (empty ones for None)."""
+        if friction is None:
+            return self._scene["no_friction"]
+        return (friction.kind, friction.vertices, friction.tangent_basis, friction.closest_point, friction.mu,
+                friction.normal_force)
 
     def _contact_potential(self, coll, x):
         """The contact term of E at x: the barrier sum without kappa, or h^2 times the penalty
@@ -1141,36 +1205,33 @@ class Simulation:
         return e
 
     def _gradient_without_contact(self, z, z_tilde):
-        """Gradient of inertia + h^2 (elastic + orthogonality) in z."""
-        h2 = self.settings.dt ** 2
-        g = self._M @ (z - z_tilde)
-        for body, x_def, (free, z_index), j in zip(self.deformables, self._deformable_positions(z),
-                                                   self._free_vertex_dofs, self._deformable_mount):
-            grad = np.empty_like(x_def)
-            _elastic_gradient(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, grad)
-            g[z_index] += h2 * grad[free]
-            if j >= 0:  # the prescribed vertices move with their mount's deflection
-                g[self._mount_offset + j] += h2 * float(np.sum(grad[body.prescribed]
-                                                               * self._mount_motion[body.name][body.prescribed]))
-        for body, off in zip(self.affines, self._affine_offset):
-            g[off:off + 12] += h2 * orthogonality_potential_gradient(z[off:off + 12], body.stiffness, body.volume)
-        for j, mount in enumerate(self.mounts):
-            g[self._mount_offset + j] += h2 * mount.stiffness * z[self._mount_offset + j]
-        return g
+        """Gradient of inertia + h^2 (elastic + orthogonality + mount springs) in z (engine.scene)."""
+        sc, M = self._scene, self._M
+        return scene._gradient_without_contact(
+            z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data, self._scene_positions(z), sc["tets"],
+            sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["free_rows"], sc["free_dofs"],
+            sc["free_start"], sc["prescribed_rows"], sc["motion"], sc["prescribed_start"], sc["body_mount"],
+            sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._mount_offset,
+            sc["mount_stiffness"])
 
     def _gradient(self, z, z_tilde, friction, x_t, x, coll):
         """Gradient (n_dof,) of the incremental potential at z; x, coll: the contact positions and
         active contacts at z."""
         g = self._gradient_without_contact(z, z_tilde)
         if not self._penalty:
-            gx = self.barrier_stiffness * contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
+            PT = self._PT
+            scene._add_barrier_gradient(g, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
+                                        coll.edge_edge_type, coll.eps_x, coll.weight,
+                                        *contact._plane_arrays(self.mesh), self.dhat, self.barrier_stiffness,
+                                        friction is not None, *self._friction_arrays(friction),
+                                        x if x_t is None else x_t, self.settings.eps_v * self.settings.dt)
+            return g
+        s = self.settings
+        if self._clusters is not None:
+            gx = penalty.cluster_potential_gradient(self._clusters, x, s.penalty_stiffness)
         else:
-            s = self.settings
-            if self._clusters is not None:
-                gx = penalty.cluster_potential_gradient(self._clusters, x, s.penalty_stiffness)
-            else:
-                gx = penalty.penalty_potential_gradient(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
-            gx = s.dt ** 2 * gx.ravel()
+            gx = penalty.penalty_potential_gradient(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
+        gx = s.dt ** 2 * gx.ravel()
         if friction is not None:
             u, eps = x - x_t, self.settings.eps_v * self.settings.dt
             gx = gx + contact.friction_potential_gradient(friction, self.mesh, u, eps).ravel()
@@ -1185,9 +1246,16 @@ class Simulation:
         self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
         s = self.settings
         if not self._penalty:
-            terms = [(*contact.barrier_potential_hessian(coll, self.mesh, x, self.dhat, project_to_psd=True),
-                      self.barrier_stiffness, contact._triplet_offsets(coll.kind))]
-        elif self._clusters is not None:
+            fixed = data.copy()
+            missing, *terms = _add_contact_hessians(
+                data, self._indptr, self._indices, self._z_index, self._z_coef, self._dense_lo, x, coll.kind,
+                coll.vertices, coll.edge_edge_type, coll.eps_x, coll.weight, *contact._plane_arrays(self.mesh),
+                self.dhat, self.barrier_stiffness, friction is not None, *self._friction_arrays(friction),
+                x if x_t is None else x_t, s.eps_v * s.dt)
+            if friction is None:
+                terms.pop()
+            return self._grown(data, fixed, terms) if missing else data
+        if self._clusters is not None:
             terms = [(*penalty.cluster_potential_hessian(self._clusters, x, s.penalty_stiffness), s.dt ** 2, None)]
         else:
             terms = [(*penalty.penalty_potential_hessian(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness),
@@ -1197,40 +1265,37 @@ class Simulation:
             terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0,
                           contact._triplet_offsets(friction.kind)))
         fixed = data.copy()
-        if self._add_contact_terms(data, terms):
-            old_keys = self._hessian_keys
-            missing = [_missing_hessian_keys(r, c, self._z_index, self.n_dof, self._indptr, self._indices)
-                       for r, c, *_ in terms]
-            self._set_hessian_pattern(_union_keys(old_keys, np.concatenate(missing)))
-            data = np.zeros(len(self._hessian_keys))
-            data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
-            self._add_contact_terms(data, terms)
+        return self._grown(data, fixed, terms) if self._add_contact_terms(data, terms) else data
+
+    def _grown(self, data, fixed, terms):
+        """The pattern grown by the entries the x-space Hessian terms (rows, cols, vals, scale,
+        offsets) couple and it lacks, and the Hessian values in it: `fixed` (the values without
+        contact, in the old pattern) plus the terms. data: discarded (its entries are partial)."""
+        old_keys = self._hessian_keys
+        missing = [_missing_hessian_keys(r, c, self._z_index, self.n_dof, self._indptr, self._indices)
+                   for r, c, *_ in terms]
+        self._set_hessian_pattern(_union_keys(old_keys, np.concatenate(missing)))
+        data = np.zeros(len(self._hessian_keys))
+        data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
+        self._add_contact_terms(data, terms)
         return data
 
     def _hessian_without_contact(self, z):
         """Upper-triangle CSC values of M + h^2 (elastic + orthogonality Hessians) at z. The last
         result is kept with its positions: a step's drive needs it where the previous step's
         Newton ended."""
-        x_defs = self._deformable_positions(z)
-        z_last, x_defs_last, keys_last, data = self._last_hessian_without_contact
-        if (keys_last is self._hessian_keys and np.array_equal(z_last, z)
-                and all(np.array_equal(a, b) for a, b in zip(x_defs_last, x_defs))):
+        X = self._scene_positions(z)
+        z_last, X_last, keys_last, data = self._last_hessian_without_contact
+        if keys_last is self._hessian_keys and np.array_equal(z_last, z) and np.array_equal(X_last, X):
             return data.copy()
-        h2 = self.settings.dt ** 2
+        sc = self._scene
         data = self._mass_data.copy()
-        for body, x_def, slots, rotations, (F_cached, H_cached) in zip(
-                self.deformables, x_defs, self._tet_slots, self._svd_rotations, self._tet_hessian_cache):
-            _add_elastic_hessians(data, slots, x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, h2,
-                                  rotations, F_cached, H_cached, ELASTIC_HESSIAN_REUSE)
-        for linked, slots, (_, H_cached) in zip(self._linked_entries, self._linked_slots, self._tet_hessian_cache):
-            if linked is not None:
-                _add_linked_hessians(data, slots, linked[3], linked[0], H_cached, h2)
-        for j, mount in enumerate(self.mounts):
-            data[self._mount_slots[j]] += h2 * mount.stiffness
-        for body, off, slots in zip(self.affines, self._affine_offset, self._ortho_slots):
-            H = orthogonality_potential_hessian(z[off:off + 12], body.stiffness, body.volume, project=True)
-            _add_scaled(data, slots, H.ravel(), h2)
-        self._last_hessian_without_contact = (z.copy(), x_defs, self._hessian_keys, data.copy())
+        scene._add_hessian_without_contact(
+            data, self.settings.dt ** 2, z, X, sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"],
+            sc["lam"], self._tet_slots, self._svd_rotations, *self._tet_hessian_cache, ELASTIC_HESSIAN_REUSE,
+            self._linked_slots, self._linked[3], self._linked[0], self._mount_slots, sc["mount_stiffness"],
+            sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._ortho_slots)
+        self._last_hessian_without_contact = (z.copy(), X, self._hessian_keys, data.copy())
         return data
 
     def _add_contact_terms(self, data, terms):
@@ -1380,8 +1445,9 @@ class Simulation:
         place(1.0)
         alpha = 1.0 if self._penalty else self._ccd_fraction(x0, self.collision_positions())
         alpha = min(alpha, self._noninverting_fraction(
-            [self._deflected(i, old_def[i]) if i in old_def else None for i in range(len(self.deformables))],
-            [targets_def[i] - old_def[i] if i in targets_def else None for i in range(len(self.deformables))]))
+            np.concatenate([self._deflected(i, old_def.get(i, x)) for i, x in enumerate(state.deformable_x)]),
+            np.concatenate([targets_def[i] - old_def[i] if i in targets_def else np.zeros_like(x)
+                            for i, x in enumerate(state.deformable_x)])) if self.deformables else 1.0)
         if alpha < 1.0:
             place(alpha)
         if self._penalty:  # discrete detection: no CCD, no distance floor
@@ -1403,18 +1469,17 @@ class Simulation:
         return float(_collision_free_stepsize(x0, x1, vf, ee, vp, m.edges, m.faces, *self._plane_arrays, 0.0,
                                               DEFAULT_MAX_ITERATIONS, DEFAULT_CONSERVATIVE_RESCALING))
 
-    def _noninverting_fraction(self, x_defs, dx_defs):
-        """Largest fraction (<= 1) of the deformable motions x -> x + dx keeping every tet's J > 0,
-        with neohookean.max_noninverting_step's safety factor."""
-        alpha = 1.0
-        for body, x_def, dx_def in zip(self.deformables, x_defs, dx_defs):
-            if dx_def is None:
-                continue
-            fraction = _max_noninverting_step(x_def, dx_def, body.tets, body.Dm_inv, 0.9)
-            if fraction < 0.0:
-                raise ValueError(f"{body.name} has an inverted tet (J <= 0)")
-            alpha = min(alpha, fraction)
-        return alpha
+    def _noninverting_fraction(self, X, dX):
+        """Largest fraction (<= 1) of the deformable motion X -> X + dX (all bodies' vertices, as
+        _scene_positions) keeping every tet's J > 0, with neohookean.max_noninverting_step's
+        safety factor."""
+        sc = self._scene
+        fraction = _max_noninverting_step(X, dX, sc["tets"], sc["Dm_inv"], 0.9)
+        if fraction < 0.0:
+            for body, lo, hi in zip(self.deformables, sc["tet_start"], sc["tet_start"][1:]):
+                if _max_noninverting_step(X, dX, sc["tets"][lo:hi], sc["Dm_inv"][lo:hi], 0.9) < 0.0:
+                    raise ValueError(f"{body.name} has an inverted tet (J <= 0)")
+        return min(1.0, fraction)
 
     def step(self, drivers=None, dt: float | None = None) -> StepStats:
         """Advance one time step. `drivers`: name -> 4x4 target pose at the end of the step for
@@ -1425,13 +1490,13 @@ class Simulation:
             if not (np.isfinite(dt) and dt > 0):
                 raise ValueError(f"dt must be positive and finite, got {dt!r}")
             full, self.settings.dt = self.settings.dt, float(dt)
-            self._last_hessian_without_contact = (None, [], None, None)  # its h^2 terms belong to the old dt
+            self._last_hessian_without_contact = (None, None, None, None)  # its h^2 terms belong to the old dt
             self._carried_factorisation = False
             try:
                 return self._checked_step(drivers)
             finally:
                 self.settings.dt = full
-                self._last_hessian_without_contact = (None, [], None, None)
+                self._last_hessian_without_contact = (None, None, None, None)
                 self._carried_factorisation = False
         return self._checked_step(drivers)
 
@@ -1541,7 +1606,7 @@ class Simulation:
         z = z_t.copy()
         for off in self._affine_offset:
             z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
-        x_defs0 = self._deformable_positions(z_t)  # copies: the state's arrays change below
+        X0 = self._scene_positions(z_t)  # a copy: the state's arrays change below
         for i, target in targets_def.items():
             prescribed = self.deformables[i].prescribed
             z[self._free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
@@ -1550,15 +1615,13 @@ class Simulation:
             state.kinematic_x[i] = target.copy()
         self._place(z)
         x = self.collision_positions(z)
-        x_defs1 = self._deformable_positions(z)
         h = self.settings.dt
         eps_u = self.settings.eps_v * h
         slide = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
         carried = contact.friction_potential(friction, self.mesh, (self._P @ (h * v_t)).reshape(-1, 3), eps_u)
         admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
         admissible = admissible and self._ccd_fraction(x_t, x) == 1.0
-        admissible = admissible and self._noninverting_fraction(
-            x_defs0, [b - a for a, b in zip(x_defs0, x_defs1)]) == 1.0
+        admissible = admissible and self._noninverting_fraction(X0, self._scene_positions(z) - X0) == 1.0
         if admissible:
             coll = self._collisions(x)
             floor = 0.5 * min(contact.min_distance(coll_t, self.mesh, x_t), self.dhat)
@@ -1680,8 +1743,8 @@ class Simulation:
             # iterate's contact set: all lie on the segment x -> x + dx.
             pairs = self._candidates(x, x + dx, self.dhat)
             alpha = 1.0 if self._penalty else min(1.0, self._ccd_fraction(x, x + dx, pairs))
-            x_defs, dx_defs = self._deformable_positions(z), self._deformable_steps(p)
-            alpha = min(alpha, self._noninverting_fraction(x_defs, dx_defs))
+            X, dX = self._scene_positions(z), self._scene_steps(p)
+            alpha = min(alpha, self._noninverting_fraction(X, dX))
             if terms is None:
                 terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
             e0 = self._total_energy(terms)
@@ -1699,7 +1762,7 @@ class Simulation:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
             if alpha == 1.0 and not carried:
                 alpha, terms1, x1, coll1 = self._extrapolate(z, p, x, dx, z_tilde, friction, x_t, e0, float(g @ p),
-                                                             (terms1, x1, coll1), x_defs, dx_defs)
+                                                             (terms1, x1, coll1), X, dX)
             alphas.append(alpha)
             z = z + alpha * p
             x, coll, terms, g = x1, coll1, terms1, None
@@ -1724,10 +1787,10 @@ class Simulation:
     def _step_norm(self, p):
         """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
         surface, the contact-surface displacements (N,3) under it)."""
-        dx = (self._P @ p).reshape(-1, 3)
-        return max(np.abs(p[self._position_dofs()]).max(initial=0.0), np.abs(dx).max(initial=0.0)), dx
+        P = self._P
+        return scene._step_norm(p, P.indptr, P.indices, P.data, self._position_dofs())
 
-    def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, x_defs, dx_defs):
+    def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, X, dX):
         """When the full Newton step p lowered E by more than 1.5 times what its quadratic model
         predicts (-slope / 2, slope = g . p), the model overestimates the curvature along p
         (directions of zero or negative curvature the PSD-projected Hessian cannot show: the
@@ -1735,14 +1798,15 @@ class Simulation:
         the boundary layer), so try doubling the step, up to MAX_EXTRAPOLATIONS times, while E
         keeps falling, no tet inverts and (barrier) CCD finds the longer motion collision-free.
         Returns the fraction taken and (terms, x, contacts) there; accepted: those of the full
-        step."""
+        step; X, dX: the deformable vertices at z and their displacements under p (_scene_positions,
+        _scene_steps)."""
         alpha, (terms, x1, coll1) = 1.0, accepted
         best = self._total_energy(terms)
         if not e0 - best > -0.75 * slope:
             return alpha, terms, x1, coll1
         for _ in range(MAX_EXTRAPOLATIONS):
             trial = 2.0 * alpha
-            if self._noninverting_fraction(x_defs, [trial * d for d in dx_defs]) < 1.0:
+            if self._noninverting_fraction(X, trial * dX) < 1.0:
                 break
             pairs = self._candidates(x, x + trial * dx, self.dhat)
             if not self._penalty and self._ccd_fraction(x, x + trial * dx, pairs) < 1.0:
