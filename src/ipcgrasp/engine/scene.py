@@ -139,7 +139,8 @@ def _block_sum(a, lo, n):
 def _deformable_positions(X0, z, free_rows, free_dofs, prescribed_rows, prescribed_mount, motion, mount_offset):
     """All deformable vertices (n, 3), m: X0 (the state's positions) with the free rows taken from
     z (free_dofs (F, 3): their z indices) and the prescribed rows of mounted bodies moved by their
-    mount's deflection u = z[mount_offset + prescribed_mount[k]] along motion[k] (m per m)."""
+    mount's deflection u = z[mount_offset + prescribed_mount[k]] along motion[k] (m per m). With
+    X0 zero and z a step of the unknowns: the vertices' displacements under that step."""
     X = X0.copy()
     for k in range(free_rows.shape[0]):
         for a in range(3):
@@ -149,21 +150,6 @@ def _deformable_positions(X0, z, free_rows, free_dofs, prescribed_rows, prescrib
         for a in range(3):
             X[prescribed_rows[k], a] += u * motion[k, a]
     return X
-
-
-@njit
-def _deformable_steps(p, n, free_rows, free_dofs, prescribed_rows, prescribed_mount, motion, mount_offset):
-    """The displacements (n, 3), m, of all deformable vertices under a step p of z: free rows from
-    p, prescribed rows of mounted bodies by their mount's deflection step, zero elsewhere."""
-    dX = np.zeros((n, 3))
-    for k in range(free_rows.shape[0]):
-        for a in range(3):
-            dX[free_rows[k], a] = p[free_dofs[k, a]]
-    for k in range(prescribed_rows.shape[0]):
-        du = p[mount_offset + prescribed_mount[k]]
-        for a in range(3):
-            dX[prescribed_rows[k], a] = du * motion[k, a]
-    return dX
 
 
 @njit

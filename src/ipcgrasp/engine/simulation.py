@@ -1168,8 +1168,9 @@ class Simulation:
         """The displacements (n, 3) of every deformable vertex under a step p of z, all bodies'
         rows one after the other (engine.scene)."""
         sc = self._scene
-        return scene._deformable_steps(p, sc["n_vertices"], sc["free_rows"], sc["free_dofs"], sc["prescribed_rows"],
-                                       sc["prescribed_mount"], sc["motion"], self._mount_offset)
+        return scene._deformable_positions(np.zeros((sc["n_vertices"], 3)), p, sc["free_rows"], sc["free_dofs"],
+                                           sc["prescribed_rows"], sc["prescribed_mount"], sc["motion"],
+                                           self._mount_offset)
 
     def _scene_positions(self, z):
         """Every deformable vertex (n, 3) at z (as _deformable_positions, deflected), all bodies'
