@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 import shapely
 import trimesh
+from scipy.spatial.transform import Rotation
 
 from ipcgrasp.engine import collisions as col
 from ipcgrasp.engine import penalty as pen
@@ -319,3 +320,46 @@ def test_penetration_depths_match_the_exact_depth_in_a_non_convex_solid():
     assert np.count_nonzero(expected) > 50
     np.testing.assert_allclose(depth, expected, atol=1e-12)
     assert probe.max_depth(x) == pytest.approx(depth.max())
+
+
+def test_the_convex_hull_of_an_affinely_moved_body_changes_no_depth():
+    """The hull pre-test of a body that moves by affine maps only (here the non-convex L prism,
+    sheared, scaled, rotated and shifted) skips solid angles, not depths: every depth equals the
+    winding-number measure's without it, for points inside, outside, between the hull and the
+    solid (the notch of the L) and on the surface."""
+    solid = _l_prism()
+    rng = np.random.default_rng(5)
+    points = np.vstack([rng.uniform([-0.1, -0.1, -0.1], [1.1, 1.1, HEIGHT + 0.1], (300, 3)),
+                        rng.uniform([0.35, 0.35, 0.05], [0.95, 0.95, HEIGHT - 0.05], (50, 3)),  # the notch
+                        solid.vertices + rng.normal(scale=1e-12, size=solid.vertices.shape)])
+    tiny = np.array([[0, 0, 0], [1e-6, 0, 0], [0, 1e-6, 0]])
+    n = len(solid.vertices)
+    rest = np.vstack([solid.vertices, (points[:, None, :] + tiny).reshape(-1, 3)])
+    faces = np.vstack([solid.faces, n + np.arange(3 * len(points)).reshape(-1, 3)])
+    body = np.concatenate([np.zeros(n, int), 1 + np.repeat(np.arange(len(points)), 3)])
+    can = np.zeros((len(points) + 1,) * 2, bool)
+    can[0, 1:] = can[1:, 0] = True
+    affine = np.zeros(len(points) + 1, bool)
+    affine[0] = True
+    plain = PenetrationProbe.build(faces, body, can)
+    hulled = PenetrationProbe.build(faces, body, can, affine=affine, positions=rest)
+    assert hulled.hull_start[1] >= 8 and hulled.hull_start[-1] == hulled.hull_start[1]  # the prism's alone
+    rotation = Rotation.random(random_state=rng).as_matrix()
+    A = rotation @ np.array([[1.3, 0.2, 0.0], [0.0, 0.8, 0.1], [0.0, 0.0, 1.1]])
+    x = rest.copy()
+    x[:n] = rest[:n] @ A.T + [0.3, -0.2, 0.5]
+    x[n:] = rest[n:] @ A.T + [0.3, -0.2, 0.5]  # the points stay where they were relative to the solid
+    depth = hulled.depths(x)
+    np.testing.assert_array_equal(depth, plain.depths(x))
+    assert np.count_nonzero(depth[n::3]) > 50
+    assert hulled.max_depth(x) == plain.max_depth(x)
+
+
+def test_a_flat_body_has_no_hull_and_is_measured_by_winding_numbers():
+    square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0.5, 0.5, 0.2]], float)
+    faces = np.array([[0, 1, 2], [0, 2, 3], [0, 1, 4]])  # the first four vertices coplanar
+    probe = PenetrationProbe.build(faces[:2], np.zeros(5, int), np.zeros((1, 1), bool), affine=[True],
+                                   positions=square)
+    assert probe.hull_start.tolist() == [0, 0]
+    with pytest.raises(ValueError, match="positions of shape"):
+        PenetrationProbe.build(faces, np.zeros(5, int), np.zeros((1, 1), bool), affine=[True], positions=square[:3])

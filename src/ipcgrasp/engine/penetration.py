@@ -16,7 +16,11 @@ then the distance from p to b's surface (the smallest point-triangle distance,
 
 Only vertices inside the axis-aligned box of the other body's surface are tested, and only for
 pairs of bodies that may touch (a collision mesh's `can_collide`; pairs glued together or both
-kinematic are skipped): in a grasp, a few dozen vertices against a few hundred triangles.
+kinematic are skipped): in a grasp, a few dozen vertices against a few hundred triangles. A body
+that only moves by affine maps (a rigid or affine object, a kinematic jaw) also has its convex
+hull's facets, found once (scipy's Qhull) as triangles of its own vertices: an affine map keeps
+them the facets of the moved body's hull, so a vertex outside one of their planes is outside the
+body without summing a solid angle over every one of its triangles (a finely meshed object).
 The measure is vertex-based: an edge that cuts through a face with both of its ends outside
 (a sharp edge pressed into a coarse face) is not seen until a vertex crosses.
 
@@ -28,11 +32,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.spatial import ConvexHull, QhullError
 
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.distance import _point_triangle_distance
 
 __all__ = ["PenetrationProbe", "penetration_depths", "winding_number"]
+
+# A vertex counts as outside a body's convex hull only beyond this fraction of the body's box
+# diagonal from a hull plane: nearer, rounding could misplace it, and the winding number decides.
+HULL_MARGIN = 1e-9
 
 
 @njit
@@ -68,11 +77,21 @@ def _winding_numbers(points, x, faces):
 
 
 @njit
+def _outside_hull(p, normals, offsets, first, last):
+    """p lies beyond one of the hull planes normals[f] . y = offsets[f], f in [first, last)."""
+    for f in range(first, last):
+        if normals[f, 0] * p[0] + normals[f, 1] * p[1] + normals[f, 2] * p[2] > offsets[f]:
+            return True
+    return False
+
+
+@njit
 def _depths(x, vertices, vertex_body, faces, face_start, can_collide, plane_origin, plane_normal,
-            plane_body_mask, has_plane):
+            plane_body_mask, has_plane, hull, hull_start):
     """Per vertex of `vertices` (surface vertices, any order) its depth (m) inside another body
     or below the plane (0 if none); faces sorted by body, body b's in faces[face_start[b]:
-    face_start[b + 1]]."""
+    face_start[b + 1]]; hull[hull_start[b]:hull_start[b + 1]]: body b's convex-hull facets
+    (outward-oriented vertex triples; none: no hull test)."""
     n_bodies = can_collide.shape[0]
     lo = np.full((n_bodies, 3), np.inf)
     hi = np.full((n_bodies, 3), -np.inf)
@@ -82,6 +101,22 @@ def _depths(x, vertices, vertex_body, faces, face_start, can_collide, plane_orig
         for a in range(3):
             lo[b, a] = min(lo[b, a], x[v, a])
             hi[b, a] = max(hi[b, a], x[v, a])
+    # the hull planes at x, each pushed out by a rounding margin (HULL_MARGIN of the body's box)
+    normals = np.empty((hull.shape[0], 3))
+    offsets = np.empty(hull.shape[0])
+    for b in range(n_bodies):
+        size = np.sqrt((hi[b, 0] - lo[b, 0]) ** 2 + (hi[b, 1] - lo[b, 1]) ** 2 + (hi[b, 2] - lo[b, 2]) ** 2)
+        for f in range(hull_start[b], hull_start[b + 1]):
+            o, e, g = x[hull[f, 0]], x[hull[f, 1]], x[hull[f, 2]]
+            n0 = (e[1] - o[1]) * (g[2] - o[2]) - (e[2] - o[2]) * (g[1] - o[1])
+            n1 = (e[2] - o[2]) * (g[0] - o[0]) - (e[0] - o[0]) * (g[2] - o[2])
+            n2 = (e[0] - o[0]) * (g[1] - o[1]) - (e[1] - o[1]) * (g[0] - o[0])
+            length = np.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+            if not length > 0.0:  # a facet squashed flat: no plane, no test (offset +inf)
+                length, offsets[f] = 1.0, np.inf
+            else:
+                offsets[f] = (n0 * o[0] + n1 * o[1] + n2 * o[2]) / length + HULL_MARGIN * size
+            normals[f, 0], normals[f, 1], normals[f, 2] = n0 / length, n1 / length, n2 / length
     near = np.zeros((n_bodies, n_bodies), dtype=np.bool_)  # boxes overlap and the pair may touch
     for a in range(n_bodies):
         for b in range(n_bodies):
@@ -101,6 +136,8 @@ def _depths(x, vertices, vertex_body, faces, face_start, can_collide, plane_orig
             if not near[a, b]:
                 continue
             if not (lo[b, 0] <= p[0] <= hi[b, 0] and lo[b, 1] <= p[1] <= hi[b, 1] and lo[b, 2] <= p[2] <= hi[b, 2]):
+                continue
+            if _outside_hull(p, normals, offsets, hull_start[b], hull_start[b + 1]):
                 continue
             if abs(_winding_number(p, x, faces, face_start[b], face_start[b + 1])) <= 0.5:
                 continue
@@ -131,7 +168,9 @@ def winding_number(points, vertices, faces) -> np.ndarray:
 class PenetrationProbe:
     """The surface of a scene arranged for `depths` / `max_depth`: faces (F, 3) sorted by body
     with face_start (B + 1,) offsets, the surface vertices, vertex_body (N,), can_collide (B, B),
-    the plane (origin, unit normal, or None) and plane_body_mask (B,)."""
+    the plane (origin, unit normal, or None), plane_body_mask (B,), and the convex-hull facets
+    hull (H, 3) of the bodies that move by affine maps only, body b's in hull[hull_start[b]:
+    hull_start[b + 1]] (outward-oriented vertex triples)."""
 
     faces: np.ndarray
     face_start: np.ndarray
@@ -141,13 +180,18 @@ class PenetrationProbe:
     plane_origin: np.ndarray | None
     plane_normal: np.ndarray | None
     plane_body_mask: np.ndarray
+    hull: np.ndarray
+    hull_start: np.ndarray
 
     @classmethod
-    def build(cls, faces, vertex_body, can_collide=None, plane=None, plane_body_mask=None) -> "PenetrationProbe":
+    def build(cls, faces, vertex_body, can_collide=None, plane=None, plane_body_mask=None, affine=None,
+              positions=None) -> "PenetrationProbe":
         """faces (F, 3) surface triangles over N vertices, each within one body; vertex_body (N,)
         body ids in [0, B); can_collide (B, B) bool, the body pairs to check (default: every two
         different bodies); plane: (origin, normal) of the ground or None; plane_body_mask (B,)
-        the bodies checked against it (default: all)."""
+        the bodies checked against it (default: all); affine (B,) bool: the bodies whose every
+        configuration is an affine image (det > 0) of `positions` (N, 3) m, their convex hulls
+        then spare most solid angles (default: none)."""
         vertex_body = np.ascontiguousarray(vertex_body, dtype=np.int64)
         faces = np.ascontiguousarray(faces, dtype=np.int64).reshape(-1, 3)
         n = len(vertex_body)
@@ -178,14 +222,28 @@ class PenetrationProbe:
         if plane_body_mask is None:
             plane_body_mask = np.full(n_bodies, plane is not None)
         plane_body_mask = np.ascontiguousarray(plane_body_mask, dtype=bool).reshape(n_bodies)
-        return cls(np.ascontiguousarray(faces[order]), face_start.astype(np.int64), np.unique(faces),
-                   vertex_body, can_collide, origin, normal, plane_body_mask)
+        vertices = np.unique(faces)
+        hulls = [np.zeros((0, 3), dtype=np.int64)] * n_bodies
+        if affine is not None:
+            affine = np.asarray(affine, dtype=bool).reshape(n_bodies)
+            positions = np.asarray(positions, dtype=np.float64)
+            if positions.shape != (n, 3) or not np.isfinite(positions).all():
+                raise ValueError(f"the affine bodies' hulls need finite positions of shape ({n}, 3), "
+                                 f"got {positions.shape}")
+            for b in np.flatnonzero(affine):
+                hulls[b] = _hull_facets(positions, vertices[vertex_body[vertices] == b])
+        hull_start = np.cumsum([0] + [len(h) for h in hulls]).astype(np.int64)
+        return cls(np.ascontiguousarray(faces[order]), face_start.astype(np.int64), vertices,
+                   vertex_body, can_collide, origin, normal, plane_body_mask,
+                   np.ascontiguousarray(np.concatenate(hulls), dtype=np.int64), hull_start)
 
     @classmethod
-    def from_collision_mesh(cls, mesh) -> "PenetrationProbe":
-        """The probe of a `collisions.CollisionMesh` (its body pairs, plane and plane bodies)."""
+    def from_collision_mesh(cls, mesh, affine=None) -> "PenetrationProbe":
+        """The probe of a `collisions.CollisionMesh` (its body pairs, plane and plane bodies);
+        affine (B,) bool: the bodies that move by affine maps of its rest positions only."""
         plane = (mesh.plane_origin, mesh.plane_normal) if mesh.has_plane else None
-        return cls.build(mesh.faces, mesh.vertex_body, mesh.can_collide, plane, mesh.plane_body_mask)
+        return cls.build(mesh.faces, mesh.vertex_body, mesh.can_collide, plane, mesh.plane_body_mask, affine,
+                         mesh.rest_positions)
 
     def depths(self, x) -> np.ndarray:
         """Depth (m) of every vertex (N,) inside another body or below the plane at positions
@@ -206,7 +264,24 @@ class PenetrationProbe:
         origin = self.plane_origin if has_plane else np.zeros(3)
         normal = self.plane_normal if has_plane else np.array([0.0, 0.0, 1.0])
         return _depths(x, self.vertices, self.vertex_body, self.faces, self.face_start, self.can_collide, origin,
-                       normal, self.plane_body_mask, has_plane)
+                       normal, self.plane_body_mask, has_plane, self.hull, self.hull_start)
+
+
+def _hull_facets(positions, vertices) -> np.ndarray:
+    """The convex-hull facets (H, 3) of the points positions[vertices] as outward-oriented triples
+    of those vertex indices (Qhull, triangulated); none for fewer than 4 points or a flat set."""
+    if len(vertices) < 4:
+        return np.zeros((0, 3), dtype=np.int64)
+    points = positions[vertices]
+    try:
+        hull = ConvexHull(points)
+    except QhullError:  # coplanar or coincident points: no volume to test against
+        return np.zeros((0, 3), dtype=np.int64)
+    facets = hull.simplices.copy()
+    a, b, c = points[facets[:, 0]], points[facets[:, 1]], points[facets[:, 2]]
+    inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0.0
+    facets[inward] = facets[inward][:, [0, 2, 1]]
+    return vertices[facets].astype(np.int64)
 
 
 def penetration_depths(x, faces, vertex_body, can_collide=None, plane=None, plane_body_mask=None) -> np.ndarray:

@@ -669,7 +669,10 @@ class Simulation:
         else:
             self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
         self._clusters = None  # penalty clusters of the current friction pass
-        self._penetration = PenetrationProbe.from_collision_mesh(self.mesh)
+        moved_affinely = np.zeros(len(self.bodies), dtype=bool)  # rigid objects, affine bodies, jaws
+        for body in self.affines + self.kinematics:
+            moved_affinely[self.index[body.name]] = True
+        self._penetration = PenetrationProbe.from_collision_mesh(self.mesh, moved_affinely)
         self.barrier_stiffness = None
         self.max_barrier_stiffness = None
         self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
