@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import xarray as xr
 
 from ipcgrasp.baselines.interface import Prediction
 from ipcgrasp.data.location import resolve_data_dir
@@ -9,8 +10,8 @@ from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.perturbation import trial_seed
-from ipcgrasp.study import runs
-from ipcgrasp.study.cube import FAILURE_FLAG_MEANINGS, MODEL_INFO
+from ipcgrasp.study import runs, split
+from ipcgrasp.study.cube import FAILURE_FLAG_MEANINGS, MODEL_INFO, join_parts
 
 
 def test_psi_th_at_reads_or_interpolates_in_log_log():
@@ -146,3 +147,34 @@ def test_predict_cell_keeps_the_models_info_variables():
     assert cell.max_penetration.values.tolist() == [[3e-5], [3e-5]] and cell.force_2.values[0, 0] == 21.0
     assert np.isnan(cell.s_cf.values).all()  # not in this info: NaN, not an error
     assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[1, 0]] == "slip"
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 5])
+def test_parts_of_the_held_out_grasps_join_to_the_cell_of_one_job(monkeypatch, parts):
+    """The study's held-out jobs: each simulates every parts-th grasp (a part may hold none, with
+    5 parts of 4 grasps); joined, they are the cell one job over all grasps makes, in its order."""
+    def fake_simulate(obj, object_pose, grasp_pose, params, seed, gripper):  # a seed decides the verdict
+        return GraspResult(success=bool(seed % 3), reason=f"seed {seed}", wall_time=0.5, close_forces=(seed % 7, 1.0))
+
+    monkeypatch.setattr(simulate, "simulate_grasp", fake_simulate)
+    grasps, scalars = [3, 0, 2, 1], {"object": "x", "rule": "force"}
+    whole = runs.simulate_cell(None, FakePhysical, grasps, SimParams(), 2, 9, scalars, attrs={"stage": "evaluation"})
+    cells = [runs.simulate_cell(None, FakePhysical, split.grasp_part(grasps, k, parts), SimParams(), 2, 9, scalars,
+                                attrs={"stage": "evaluation"}) for k in range(parts)]
+    assert sorted(g for k in range(parts) for g in split.grasp_part(grasps, k, parts)) == sorted(grasps)
+    xr.testing.assert_identical(join_parts(cells, grasps), whole)
+    predicted = [runs.predict_cell(runs.always_success, None, FakePhysical, split.grasp_part(grasps, k, parts),
+                                   SimParams(), 2, 9, {"model": "m", "object": "x"}) for k in range(parts)]
+    joined = join_parts(predicted, grasps)
+    assert joined.grasp.values.tolist() == grasps
+    assert (joined.seed == whole.seed).all() and joined.success.all()
+
+
+def test_joining_parts_refuses_missing_or_repeated_grasps():
+    cell = runs.predict_cell(runs.always_success, None, FakePhysical, [0, 2], SimParams(), 1, 0, {"model": "m"})
+    with pytest.raises(ValueError, match="a part is missing, repeated or from another split"):
+        join_parts([cell], [0, 1, 2])
+    with pytest.raises(ValueError, match="a part is missing, repeated or from another split"):
+        join_parts([cell, cell], [0, 2])
+    with pytest.raises(ValueError, match="part must be one of 0 .. parts - 1"):
+        split.grasp_part([0, 1], 2, 2)

@@ -43,7 +43,11 @@ def test_dry_run_plans_every_stage(configfile, grid_cells, sweep_cells):
     # soft_point, reach, 6dfc, image_quality and always_success in the main process; the dynamic
     # baselines (penalty, mujoco_flex) swept and submitted
     assert counts["evaluation_baseline"] == 5
-    assert counts["baseline_sweep"] == counts["evaluation_dynamic"] == 2
+    assert counts["baseline_sweep"] == 2
+    # the simulator and the two dynamic baselines: evaluation.parts (2) jobs for the held-out
+    # object, joined per model
+    assert counts["evaluation_simulation"] == 2 and counts["evaluation_dynamic"] == 4
+    assert counts["evaluation_merge"] == 3
 
 
 def test_a_study_without_dynamic_baselines_or_image_quality_drops_their_jobs_and_figures(tmp_path):

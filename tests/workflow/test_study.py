@@ -139,7 +139,8 @@ def test_held_out_cubes_carry_critical_mass_and_the_models_numbers(study):
     assert "ipcgrasp does not interpenetrate" in executed
 
 
-@pytest.mark.parametrize("rule, jobs", [("grid_cell", 2), ("baseline_cell", 2), ("evaluation_dynamic", 2)])
+@pytest.mark.parametrize("rule, jobs", [("grid_cell", 2), ("baseline_cell", 2), ("evaluation_simulation", 2),
+                                        ("evaluation_dynamic", 4)])
 def test_simulation_jobs_went_through_the_cluster_executor(study, rule, jobs):
     _, log = study
     # local rules print "localrule name:"; submitted ones "rule name:" and the external job id

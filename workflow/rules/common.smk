@@ -73,6 +73,7 @@ EVALUATION_MODELS = list(EVALUATION["models"]) + [ALWAYS_SUCCESS]
 SWEPT_MODELS = [m for m in EVALUATION_MODELS if m in SWEEP_MODELS]
 # the rest predict in well under a second per trial: evaluated in the main snakemake process
 QUICK_MODELS = [m for m in EVALUATION_MODELS if m not in SWEPT_MODELS]
+PARTS = list(range(EVALUATION["parts"]))  # held-out jobs per object of the simulator and each dynamic baseline
 
 
 def one_of(names):
@@ -91,6 +92,7 @@ wildcard_constraints:
     subdivisions=r"\d+",
     object="|".join(OBJECTS),
     model=one_of(EVALUATION_MODELS),
+    part=r"\d+",
 
 
 def object_data(wildcards):

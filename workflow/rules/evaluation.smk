@@ -1,8 +1,10 @@
-# Stage 4: the held-out grasps with the best training setting: the simulator (one job per
-# object, with the critical-mass ramp after every successful trial when evaluation.critical_mass),
-# every baseline and the always-success predictor on the same grasps and trial seeds (the dynamic
-# baselines with the contact setting their sweep chose on the training grasps); the Table
-# 4.2-style comparison.
+# Stage 4: the held-out grasps with the best training setting: the simulator (with the
+# critical-mass ramp after every successful trial when evaluation.critical_mass), every baseline and
+# the always-success predictor on the same grasps and trial seeds (the dynamic baselines with the
+# contact setting their sweep chose on the training grasps); the Table 4.2-style comparison. The
+# simulator and the dynamic baselines run as evaluation.parts jobs per object, each every
+# parts-th grasp (split.grasp_part), joined again per model (evaluation_merge): the last jobs of
+# a study then keep every core busy.
 
 
 rule evaluation_simulation:
@@ -12,7 +14,7 @@ rule evaluation_simulation:
         split="results/split.json",
         best="results/grid/best.json",
     output:
-        "results/evaluation/ipcgrasp/{object}.nc",
+        "results/evaluation/ipcgrasp/{object}/part{part}.nc",
     params:
         data_dir=str(DATA_DIR),
         sim=SIM,
@@ -20,10 +22,11 @@ rule evaluation_simulation:
         critical_mass=EVALUATION["critical_mass"],
         trials=TRIALS,
         seed=SEED,
+        parts=EVALUATION["parts"],
     log:
-        "results/logs/evaluation/ipcgrasp/{object}.log",
+        "results/logs/evaluation/ipcgrasp/{object}/part{part}.log",
     benchmark:
-        "results/benchmarks/evaluation/ipcgrasp/{object}.tsv"
+        "results/benchmarks/evaluation/ipcgrasp/{object}/part{part}.tsv"
     threads: 1
     resources:
         mem_mb=2000,
@@ -34,13 +37,16 @@ rule evaluation_simulation:
 
 rule evaluation_merge:
     input:
-        expand("results/evaluation/ipcgrasp/{object}.nc", object=HELDOUT_OBJECTS),
+        parts=expand("results/evaluation/{{model}}/{object}/part{part}.nc", object=HELDOUT_OBJECTS, part=PARTS),
+        split="results/split.json",
     output:
-        "results/evaluation/ipcgrasp.nc",
+        "results/evaluation/{model}.nc",
+    wildcard_constraints:
+        model=one_of(["ipcgrasp"] + SWEPT_MODELS),
     params:
         seed=SEED,
     log:
-        "results/logs/evaluation/merge_ipcgrasp.log",
+        "results/logs/evaluation/merge_{model}.log",
     script:
         "../scripts/evaluation_merge.py"
 
@@ -78,25 +84,25 @@ rule evaluation_baseline:
 
 rule evaluation_dynamic:
     input:
-        HELDOUT_MESHES,
+        object_data,
         registry=REGISTRY,
         split="results/split.json",
         best="results/grid/best.json",
         setting="results/baselines/{model}/best.json",
     output:
-        "results/evaluation/{model}.nc",
+        "results/evaluation/{model}/{object}/part{part}.nc",
     wildcard_constraints:
         model=one_of(SWEPT_MODELS),
     params:
         data_dir=str(DATA_DIR),
-        objects=HELDOUT_OBJECTS,
         sim=SIM,
         trials=TRIALS,
         seed=SEED,
+        parts=EVALUATION["parts"],
     log:
-        "results/logs/evaluation/{model}.log",
+        "results/logs/evaluation/{model}/{object}/part{part}.log",
     benchmark:
-        "results/benchmarks/evaluation/{model}.tsv"
+        "results/benchmarks/evaluation/{model}/{object}/part{part}.tsv"
     threads: 1
     resources:
         mem_mb=2000,

@@ -1,4 +1,5 @@
-"""The simulator on one object's held-out grasps with the best training setting (snakemake script)."""
+"""The simulator on one part of one object's held-out grasps (split.grasp_part) with the best training
+setting (snakemake script)."""
 
 import json
 import sys
@@ -7,7 +8,7 @@ from ipcgrasp.data.registry import load_registry
 from ipcgrasp.study.cube import write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
 from ipcgrasp.study.runs import best_params, load_study_object, simulate_cell
-from ipcgrasp.study.split import load_split
+from ipcgrasp.study.split import grasp_part, load_split
 
 sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
@@ -17,7 +18,7 @@ with open(sm.input.best) as stream:
 params = best_params({**p.sim, "critical_mass": p.critical_mass}, best)
 print(params)
 obj, physical = load_study_object(p.data_dir, name, load_registry(sm.input.registry))
-grasps = load_split(sm.input.split)["heldout"][name]
+grasps = grasp_part(load_split(sm.input.split)["heldout"][name], int(sm.wildcards.part), p.parts)
 cell = simulate_cell(obj, physical, grasps, params, p.trials, p.seed,
                      scalars={"model": "ipcgrasp", "object": name, "jaw": params.jaw, "rule": params.close_rule,
                               "E": params.E, "mu": params.mu},

@@ -282,7 +282,7 @@ def simulation_cell(results: Sequence[Sequence[GraspResult]], grasps: Sequence[i
     """A cell from results[g][t] (GraspResult of grasp `grasps[g]`, trial t), the trial seeds
     (G, T), the physical trials of the same grasps (G, P) and scalar coordinates (e.g. jaw, rule,
     E, mu, object). psi_th (J) is the psi rule's threshold used (NaN under the force rule)."""
-    n_trials = len(results[0]) if len(results) else 0
+    n_trials = np.shape(seeds)[1]
     data = {}
     for variable in SIMULATION_VARIABLES:
         values = [[variable.read(r) for r in row] for row in results]
@@ -361,6 +361,22 @@ def merge_cells(cells: Sequence[xr.Dataset], dims: Sequence[str], attrs: Mapping
     # the cells' on-disk encodings must not carry over: a string variable read from a cell keeps
     # that cell's fixed width, and the merged cube would truncate every longer reason to it
     return cube.transpose(*order).drop_encoding()
+
+
+def join_parts(cells: Sequence[xr.Dataset], grasps: Sequence[int]) -> xr.Dataset:
+    """One cell from cells of the same setting that hold disjoint parts of its grasps (e.g.
+    `split.grasp_part`'s; a part may hold none), with the grasps in the order of `grasps`: the cell
+    one job over all of them would have made, up to each trial's runtime. Attributes: the first
+    cell's."""
+    if not cells:
+        raise ValueError("no cells to join")
+    found = np.concatenate([cell.grasp.values for cell in cells])
+    if sorted(found.tolist()) != sorted(int(g) for g in grasps) or len(set(found.tolist())) != len(found):
+        raise ValueError(f"the parts hold the grasps {sorted(found.tolist())}, not each of {sorted(grasps)} once: "
+                         "a part is missing, repeated or from another split")
+    joined = xr.concat(cells, dim="grasp", data_vars="minimal", coords="minimal", compat="equals",
+                       combine_attrs="override", join="exact")
+    return joined.sel(grasp=np.asarray(grasps, dtype=np.int64)).drop_encoding()
 
 
 def robustness(cube: xr.Dataset) -> xr.DataArray:

@@ -64,8 +64,9 @@ def best_params(sim: Mapping, best: Mapping) -> SimParams:
 
 
 def trial_seeds(root_seed: int, grasps: Sequence[int], n_trials: int) -> np.ndarray:
-    """(G, T) seeds: `grasp.simulate.trial_seeds` of each grasp index."""
-    return np.array([simulate.trial_seeds(root_seed, int(g), n_trials) for g in grasps], dtype=np.int64)
+    """(G, T) seeds: `grasp.simulate.trial_seeds` of each grasp index (G may be 0)."""
+    seeds = [simulate.trial_seeds(root_seed, int(g), n_trials) for g in grasps]
+    return np.array(seeds, dtype=np.int64).reshape(len(seeds), n_trials)
 
 
 def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int], params: SimParams,

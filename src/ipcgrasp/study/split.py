@@ -127,6 +127,15 @@ def make_split(physical: Mapping[str, np.ndarray], registry: Mapping, training_f
     return split
 
 
+def grasp_part(grasps: Sequence[int], part: int, parts: int) -> list[int]:
+    """The grasps of job `part` of `parts` that share an evaluation: every parts-th grasp from the
+    part-th, so easy and hard grasps spread over the jobs alike (`cube.join_parts` puts the jobs'
+    cells back together; with fewer grasps than parts a job gets none)."""
+    if not (isinstance(parts, (int, np.integer)) and parts >= 1 and 0 <= part < parts):
+        raise ValueError(f"part must be one of 0 .. parts - 1 with parts >= 1, got part {part} of {parts}")
+    return [int(g) for g in grasps][part::parts]
+
+
 def describe_split(split: Mapping, physical: Mapping[str, np.ndarray] | None = None) -> str:
     """One paragraph for table captions: how the split was made and what each side holds."""
     def side(name):
