@@ -247,14 +247,12 @@ def _add_barrier_gradient(g, PT_indptr, PT_indices, PT_data, x, kind, vertices, 
 
 
 @njit
-def _add_elastic_hessians(data, slots, x, tets, Dm_inv, volumes, mu, lam, scale, rotations, F_cached, H_cached,
-                          reuse):
-    """data[slots[144 t + 12 r + c]] += scale H_t[r, c] for the PSD-projected Neo-Hookean
-    Hessians H_t (12,12) of the tets at positions x (slot -1: entry not stored). A tet's Hessian
-    is recomputed only when an entry of its deformation gradient F (dimensionless) differs by
-    more than `reuse` from F_cached[t], the F of H_cached[t] (both (T,3,3), (T,12,12), unscaled,
-    updated; a NaN in F_cached forces the computation); else H_cached[t] is used. rotations
-    (T,3,3): each tet's last SVD rotation V, the start of the next SVD (updated)."""
+def _refresh_elastic_hessians(x, tets, Dm_inv, volumes, mu, lam, rotations, F_cached, H_cached, reuse, changed):
+    """Recompute the unscaled PSD-projected Neo-Hookean Hessians H_cached (T,12,12) of the tets
+    at positions x whose deformation gradient F (dimensionless) has an entry more than `reuse`
+    from F_cached[t], the F of H_cached[t] (a NaN in F_cached forces the computation); set
+    changed[t] for those. rotations (T,3,3): each tet's last SVD rotation V, the start of the
+    next SVD (updated)."""
     F = np.empty((3, 3))
     D = np.empty((4, 3))
     workspace = _hessian_workspace()
@@ -265,32 +263,75 @@ def _add_elastic_hessians(data, slots, x, tets, Dm_inv, volumes, mu, lam, scale,
             for b in range(3):
                 if not abs(F[a, b] - F_cached[t, a, b]) <= reuse:
                     moved = True
+        changed[t] = moved
         if moved:
             _shape_derivatives_into(Dm_inv[t], D)
             _tet_hessian(F, D, volumes[t], mu, lam, True, H_cached[t], workspace, rotations[t])
             for a in range(3):
                 for b in range(3):
                     F_cached[t, a, b] = F[a, b]
-        for r in range(12):
-            for c in range(12):
-                slot = slots[144 * t + 12 * r + c]
-                if slot >= 0:
-                    data[slot] += scale * H_cached[t, r, c]
+
+
+@njit
+def _assemble_elastic(elastic, valid, mass, slots, H_cached, scale, changed, entry_group, group_ptr, group_entries,
+                      group_slot, dirty):
+    """elastic = mass + scale sum_t H_cached[t] in the upper-triangle CSC values: entry e = 144 t +
+    12 r + c of tet t goes to slot slots[e] (-1: not stored), each slot summed in the order of e.
+
+    With `valid` (elastic holds that sum for the same mass, slots and scale, and H_cached differs
+    from it only in the tets flagged `changed`) only the slots those tets touch are summed again,
+    each from its mass value through all of its entries in the same order (group g: the entries
+    group_entries[group_ptr[g]:group_ptr[g+1]] of one slot, group_slot[g]; entry_group[e]: the
+    group of entry e, -1 if not stored; dirty: a zeroed flag per group, left zeroed), so the
+    values are bit for bit those of the full sum."""
+    H = H_cached.reshape(-1)
+    if not valid:
+        elastic[:] = mass
+        for e in range(slots.shape[0]):
+            if slots[e] >= 0:
+                elastic[slots[e]] += scale * H[e]
+        return
+    touched = np.empty(group_slot.shape[0], dtype=np.int64)
+    n = 0
+    for t in range(changed.shape[0]):
+        if not changed[t]:
+            continue
+        for e in range(144 * t, 144 * t + 144):
+            g = entry_group[e]
+            if g >= 0 and not dirty[g]:
+                dirty[g] = True
+                touched[n] = g
+                n += 1
+    for k in range(n):
+        g = touched[k]
+        dirty[g] = False
+        slot = group_slot[g]
+        value = mass[slot]
+        for i in range(group_ptr[g], group_ptr[g + 1]):
+            value += scale * H[group_entries[i]]
+        elastic[slot] = value
 
 
 @njit
 def _add_hessian_without_contact(data, h2, z, X, tets, Dm_inv, volumes, tet_start, mu, lam, slots, rotations,
-                                 F_cached, H_cached, reuse, linked_slots, linked_coefs, linked_tets, mount_slots,
-                                 mount_stiffness, affine_offset, affine_stiffness, affine_volume, ortho_slots):
-    """data += h^2 (PSD-projected elastic Hessians of every body's tets (_add_elastic_hessians;
-    slots, rotations and caches over all tets) + the linked entries that carry tets with
-    prescribed vertices onto their mount (mounts._add_linked_hessians) + the mount springs + the
-    PSD-projected orthogonality Hessians (ortho_slots: entry 144 j + 12 r + c of affine body j)), in
-    the upper-triangle CSC values `data`."""
+                                 F_cached, H_cached, reuse, elastic, elastic_valid, mass, changed, entry_group,
+                                 group_ptr, group_entries, group_slot, dirty, linked_slots, linked_coefs,
+                                 linked_tets, mount_slots, mount_stiffness, affine_offset, affine_stiffness,
+                                 affine_volume, ortho_slots):
+    """data = mass + h^2 (PSD-projected elastic Hessians of every body's tets (refreshed where F
+    moved by more than `reuse`, _refresh_elastic_hessians; slots, rotations and caches over all
+    tets) + the linked entries that carry tets with prescribed vertices onto their mount
+    (mounts._add_linked_hessians) + the mount springs + the PSD-projected orthogonality Hessians
+    (ortho_slots: entry 144 j + 12 r + c of affine body j)), in the upper-triangle CSC values
+    `data`. `elastic` keeps mass + the elastic part between calls (_assemble_elastic; elastic_valid:
+    it was assembled for these mass values, slots and h2)."""
     for b in range(tet_start.shape[0] - 1):
         lo, hi = tet_start[b], tet_start[b + 1]
-        _add_elastic_hessians(data, slots[144 * lo:144 * hi], X, tets[lo:hi], Dm_inv[lo:hi], volumes[lo:hi], mu[b],
-                              lam[b], h2, rotations[lo:hi], F_cached[lo:hi], H_cached[lo:hi], reuse)
+        _refresh_elastic_hessians(X, tets[lo:hi], Dm_inv[lo:hi], volumes[lo:hi], mu[b], lam[b], rotations[lo:hi],
+                                  F_cached[lo:hi], H_cached[lo:hi], reuse, changed[lo:hi])
+    _assemble_elastic(elastic, elastic_valid, mass, slots, H_cached, h2, changed, entry_group, group_ptr,
+                      group_entries, group_slot, dirty)
+    data[:] = elastic
     _add_linked_hessians(data, linked_slots, linked_coefs, linked_tets, H_cached, h2)
     for j in range(mount_stiffness.shape[0]):
         data[mount_slots[j]] += h2 * mount_stiffness[j]

@@ -262,6 +262,44 @@ def _pattern_slots(indptr, indices, rows, cols):
 
 
 @njit
+def _entry_groups(rows, cols, n_dof):
+    """The entries (rows[e], cols[e]) of the upper triangle (0 <= row <= col), grouped by
+    position: (entry_group (E,): each entry's group, -1 for the others; group_ptr, group_entries:
+    group g's entries are group_entries[group_ptr[g]:group_ptr[g+1]], in ascending e). Groups
+    follow column-major order; two stable counting sorts (by row, then by column)."""
+    n = rows.shape[0]
+    kept = np.empty(n, dtype=np.int64)
+    m = 0
+    for e in range(n):
+        if 0 <= rows[e] <= cols[e]:
+            kept[m] = e
+            m += 1
+    order = kept[:m]
+    for key in (rows, cols):
+        start = np.zeros(n_dof + 1, dtype=np.int64)
+        for e in order:
+            start[key[e] + 1] += 1
+        for i in range(n_dof):
+            start[i + 1] += start[i]
+        sorted_order = np.empty(m, dtype=np.int64)
+        for e in order:
+            sorted_order[start[key[e]]] = e
+            start[key[e]] += 1
+        order = sorted_order
+    entry_group = np.full(n, -1, dtype=np.int64)
+    group_ptr = np.empty(m + 1, dtype=np.int64)
+    g = -1
+    for i in range(m):
+        e = order[i]
+        if i == 0 or rows[e] != rows[order[i - 1]] or cols[e] != cols[order[i - 1]]:
+            g += 1
+            group_ptr[g] = i
+        entry_group[e] = g
+    group_ptr[g + 1] = m
+    return entry_group, group_ptr[:g + 2].copy(), order
+
+
+@njit
 def _add_scaled(data, slots, vals, scale):
     """data[slots[k]] += scale * vals[k] for every slot >= 0."""
     for k in range(slots.shape[0]):
@@ -894,6 +932,7 @@ class Simulation:
         n_tets = sum(len(body.tets) for body in self.deformables)
         self._svd_rotations = np.tile(np.eye(3), (n_tets, 1, 1))
         self._tet_hessian_cache = (np.full((n_tets, 3, 3), np.nan), np.zeros((n_tets, 12, 12)))
+        self._tet_changed = np.zeros(n_tets, dtype=np.bool_)  # per tet: its Hessian was recomputed by the last call
         self._build_scene()
         self._build_hessian_pattern()
 
@@ -951,6 +990,8 @@ class Simulation:
             rows.append(np.where(c >= 0, r, -1))
             cols.append(c)
         self._tet_entries = (np.concatenate(rows), np.concatenate(cols))
+        self._tet_entry_groups = _entry_groups(*self._tet_entries, self.n_dof)
+        self._tet_group_dirty = np.zeros(len(self._tet_entry_groups[1]) - 1, dtype=np.bool_)
         idx = [off + np.arange(12) for off in self._affine_offset]  # entry 144 j + 12 r + c of affine body j
         self._ortho_entries = (np.concatenate([np.repeat(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]),
                                np.concatenate([np.tile(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]))
@@ -993,6 +1034,8 @@ class Simulation:
         self._indices = keys - cols * n
         self._indptr = np.searchsorted(cols, np.arange(n + 1))
         self._tet_slots = _pattern_slots(self._indptr, self._indices, *self._tet_entries)
+        entry_group, group_ptr, group_entries = self._tet_entry_groups
+        self._tet_group_slots = self._tet_slots[group_entries[group_ptr[:-1]]]
         self._ortho_slots = _pattern_slots(self._indptr, self._indices, *self._ortho_entries)
         self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
         mount_dofs = self._mount_offset + np.arange(len(self.mounts))
@@ -1003,6 +1046,7 @@ class Simulation:
         self._solver = None
         self._factored = None
         self._last_hessian_without_contact = (None, None, None, None)
+        self._elastic = (np.zeros(len(keys)), None)  # mass + h^2 elastic part, and its h^2 (None: not assembled)
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
@@ -1293,12 +1337,16 @@ class Simulation:
         if keys_last is self._hessian_keys and np.array_equal(z_last, z) and np.array_equal(X_last, X):
             return data.copy()
         sc = self._scene
-        data = self._mass_data.copy()
+        h2 = self.settings.dt ** 2
+        data = np.empty(len(self._hessian_keys))
+        elastic, assembled_h2 = self._elastic
         scene._add_hessian_without_contact(
-            data, self.settings.dt ** 2, z, X, sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"],
-            sc["lam"], self._tet_slots, self._svd_rotations, *self._tet_hessian_cache, ELASTIC_HESSIAN_REUSE,
-            self._linked_slots, self._linked[3], self._linked[0], self._mount_slots, sc["mount_stiffness"],
-            sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._ortho_slots)
+            data, h2, z, X, sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"],
+            self._tet_slots, self._svd_rotations, *self._tet_hessian_cache, ELASTIC_HESSIAN_REUSE, elastic,
+            assembled_h2 == h2, self._mass_data, self._tet_changed, *self._tet_entry_groups, self._tet_group_slots,
+            self._tet_group_dirty, self._linked_slots, self._linked[3], self._linked[0], self._mount_slots,
+            sc["mount_stiffness"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._ortho_slots)
+        self._elastic = (elastic, h2)
         self._last_hessian_without_contact = (z.copy(), X, self._hessian_keys, data.copy())
         return data
 
