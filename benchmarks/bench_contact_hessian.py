@@ -1,11 +1,12 @@
 """Cost per call of the contact Hessian kernels when many contacts are active (issue 14).
 
 Runs cube grasp 5 (3 cm cube, no pose noise, default SimParams) once, recording the inputs of
-`collisions._barrier_hessians`, `collisions._friction_hessians` and
-`simulation._add_mapped_blocks` at the call with the most contacts (about 250 while the pads
-hold the cube in the lift), then times each kernel on those inputs: CPU time
+`simulation._add_contact_hessians` at the call with the most contacts (about 250 while the pads
+hold the cube in the lift), then times it and the kernels it calls (`collisions._barrier_hessians`,
+`collisions._friction_hessians`, `simulation._add_mapped_blocks`) on those inputs: CPU time
 (`time.process_time`), median of `--runs` repeats of `--calls` calls each. The barrier kernel is
-also timed without the PSD projection, which shows what the projection costs.
+also timed without the PSD projection, which shows what the projection costs. The pattern's
+values are added to on every call (timing only).
 
 To compare with another checkout, run this script with that checkout's `src/` first on the
 path (`PYTHONPATH=../other/src .venv/bin/python benchmarks/bench_contact_hessian.py`) and
@@ -30,24 +31,20 @@ from ipcgrasp.grasp.procedure import GraspProcedure
 GRASP = 5
 
 
-def record_largest_calls():
-    """Run the grasp with the three kernels wrapped; per kernel the arguments (copied) of the
-    call with the most contacts."""
-    largest = {}
-    kernels = {"barrier": (collisions, "_barrier_hessians"), "friction": (collisions, "_friction_hessians"),
-               "mapped": (simulation, "_add_mapped_blocks")}
+def record_largest_call():
+    """Run the grasp with `simulation._add_contact_hessians` (the one kernel the Newton Hessian
+    calls for contact) wrapped; the arguments (copied) of its call with the most contacts."""
+    largest = None
+    original = simulation._add_contact_hessians
 
-    def recording(name, kernel):
-        def wrapped(*args):
-            contacts = args[5].shape[0] - 1 if name == "mapped" else args[0].shape[0]
-            if name not in largest or contacts > largest[name][0]:
-                largest[name] = (contacts, [np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
-            return kernel(*args)
-        return wrapped
+    def wrapped(*args):
+        nonlocal largest
+        contacts = args[7].shape[0]
+        if largest is None or contacts > largest[0]:
+            largest = (contacts, [np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+        return original(*args)
 
-    originals = {name: getattr(module, attr) for name, (module, attr) in kernels.items()}
-    for name, (module, attr) in kernels.items():
-        setattr(module, attr, recording(name, originals[name]))
+    simulation._add_contact_hessians = wrapped
     try:
         data = resolve_data_dir()
         mesh_path, mass = load_object(data, "cube_3cm")
@@ -58,9 +55,8 @@ def record_largest_calls():
         params = SimParams(noise_translation=0.0, noise_rotation=0.0)
         GraspProcedure(obj, grasps.object_poses[GRASP], grasps.grasp_poses[GRASP], params, IpcBackend).run()
     finally:
-        for name, (module, attr) in kernels.items():
-            setattr(module, attr, originals[name])
-    return {name: (originals[name], contacts, args) for name, (contacts, args) in largest.items()}
+        simulation._add_contact_hessians = original
+    return largest
 
 
 def cpu_ms_per_call(kernel, args, calls, runs):
@@ -80,19 +76,23 @@ def main():
     parser.add_argument("--calls", type=int, default=100)
     args = parser.parse_args()
     print(f"ipcgrasp from {simulation.__file__}")
-    recorded = record_largest_calls()
-    barrier, contacts, barrier_args = recorded["barrier"]
-    kinds = np.bincount(barrier_args[0], minlength=5)
+    contacts, whole = record_largest_call()
+    (data, indptr, indices, z_index, z_coef, dense_lo, x, kind, vertices, ee_type, eps_x, weight, origin, normal,
+     dhat, kappa, friction, f_kind, f_vertices, f_basis, f_coords, f_mu, f_force, x_t, eps_u) = whole
+    kinds = np.bincount(kind, minlength=5)
     print(f"grasp {GRASP}, largest call: {contacts} contacts (vertex-vertex {kinds[0]}, edge-vertex {kinds[1]}, "
-          f"edge-edge {kinds[2]}, face-vertex {kinds[3]}, vertex-plane {kinds[4]})")
-    rows = [("barrier Hessians, PSD-projected", barrier, barrier_args)]
-    unprojected = list(barrier_args)
-    unprojected[-2] = False
-    rows.append(("barrier Hessians, not projected", barrier, unprojected))
-    kernel, _, friction_args = recorded["friction"]
-    rows.append(("friction Hessians", kernel, friction_args))
-    kernel, blocks, mapped_args = recorded["mapped"]
-    rows.append((f"contact blocks into the CSC pattern ({blocks} blocks)", kernel, mapped_args))
+          f"edge-edge {kinds[2]}, face-vertex {kinds[3]}, vertex-plane {kinds[4]}), {f_kind.shape[0]} with friction")
+    offsets = collisions._triplet_offsets(kind)
+    barrier_args = [kind, vertices, ee_type, eps_x, weight, x, origin, normal, dhat * dhat, True, offsets]
+    rows, _, vals = collisions._barrier_hessians(*barrier_args)
+    f_offsets = collisions._triplet_offsets(f_kind)
+    rows = [("all of it (simulation._add_contact_hessians)", simulation._add_contact_hessians, whole),
+            ("barrier Hessians, PSD-projected", collisions._barrier_hessians, barrier_args),
+            ("barrier Hessians, not projected", collisions._barrier_hessians, barrier_args[:-2] + [False, offsets]),
+            ("friction Hessians", collisions._friction_hessians,
+             [f_kind, f_vertices, f_basis, f_coords, f_mu, f_force, x - x_t, eps_u, f_offsets]),
+            (f"barrier blocks into the CSC pattern ({contacts} blocks)", simulation._add_mapped_blocks,
+             [data, indptr, indices, rows, vals, offsets, kappa, z_index, z_coef, dense_lo])]
     for label, kernel, kernel_args in rows:
         print(f"{label:>55}: {cpu_ms_per_call(kernel, kernel_args, args.calls, args.runs):.3f} ms CPU per call")
 

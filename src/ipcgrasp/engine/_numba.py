@@ -4,6 +4,12 @@ Kernels are private (`_name`) `@njit` functions that take and return NumPy array
 floats only; public wrappers validate inputs and call them. `cache=True` keeps cold starts
 short after the first run; fastmath stays off (it may reorder the IEEE operations our
 tolerances rely on).
+
+A constant passed from one kernel to another is an np.int64 / np.bool_ (np.int64(0), np.True_,
+module constants such as distance._V0), not a Python literal: numba compiles a separate
+specialisation of the callee for every distinct literal argument, each costing a cold start
+another fraction of a second for nothing (benchmarks/README.md, ninth pass). The callee is
+inlined and the constant folded by LLVM either way.
 """
 
 import numba

@@ -154,7 +154,7 @@ def _grid_pairs(lo_a, hi_a, elems_a, grid_a, lo_b, hi_b, elems_b, grid_b, same_s
     buckets_a, cells_a, ids_a, bodies_a, _ = grid_a
     buckets_b, cells_b, ids_b, bodies_b, group_end_b = grid_b
     pairs = np.empty((max(16, lo_a.shape[0] + lo_b.shape[0]), 2), dtype=np.int64)
-    count = 0
+    count = np.int64(0)
     corner = np.empty(3)
     ia = 0
     ib = 0
@@ -250,11 +250,11 @@ def _candidates(x0, x1, surface_vertices, edges, faces, vertex_body, half_radius
         lo_f, hi_f, faces, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
     grid_e = _grid_entries(
         lo_e, hi_e, edges, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
-    vf = _grid_pairs(lo_v, hi_v, vertex_elems, grid_v, lo_f, hi_f, faces, grid_f, False,
+    vf = _grid_pairs(lo_v, hi_v, vertex_elems, grid_v, lo_f, hi_f, faces, grid_f, np.False_,
                      origin, cell_size, dims, can_collide)
     for c in range(vf.shape[0]):
         vf[c, 0] = surface_vertices[vf[c, 0]]
-    ee = _grid_pairs(lo_e, hi_e, edges, grid_e, lo_e, hi_e, edges, grid_e, True,
+    ee = _grid_pairs(lo_e, hi_e, edges, grid_e, lo_e, hi_e, edges, grid_e, np.True_,
                      origin, cell_size, dims, can_collide)
     return vf, ee
 

@@ -118,17 +118,17 @@ FACE_VERTEX = 3
 VERTEX_PLANE = 4
 NUM_KIND_VERTICES = np.array([2, 3, 4, 4, 1], dtype=np.int64)
 
-_EE_EA_EB = int(EdgeEdgeDistanceType.EA_EB)
-_EE_EA0_EB1 = int(EdgeEdgeDistanceType.EA0_EB1)
-_EE_EA1_EB0 = int(EdgeEdgeDistanceType.EA1_EB0)
-_EE_EA1_EB1 = int(EdgeEdgeDistanceType.EA1_EB1)
-_EE_EA_EB0 = int(EdgeEdgeDistanceType.EA_EB0)
-_EE_EA_EB1 = int(EdgeEdgeDistanceType.EA_EB1)
-_EE_EA0_EB = int(EdgeEdgeDistanceType.EA0_EB)
-_PT_P_T2 = int(PointTriangleDistanceType.P_T2)
-_PT_P_E0 = int(PointTriangleDistanceType.P_E0)
-_PT_P_E2 = int(PointTriangleDistanceType.P_E2)
-_PT_P_T = int(PointTriangleDistanceType.P_T)
+_EE_EA_EB = np.int64(EdgeEdgeDistanceType.EA_EB)
+_EE_EA0_EB1 = np.int64(EdgeEdgeDistanceType.EA0_EB1)
+_EE_EA1_EB0 = np.int64(EdgeEdgeDistanceType.EA1_EB0)
+_EE_EA1_EB1 = np.int64(EdgeEdgeDistanceType.EA1_EB1)
+_EE_EA_EB0 = np.int64(EdgeEdgeDistanceType.EA_EB0)
+_EE_EA_EB1 = np.int64(EdgeEdgeDistanceType.EA_EB1)
+_EE_EA0_EB = np.int64(EdgeEdgeDistanceType.EA0_EB)
+_PT_P_T2 = np.int64(PointTriangleDistanceType.P_T2)
+_PT_P_E0 = np.int64(PointTriangleDistanceType.P_E0)
+_PT_P_E2 = np.int64(PointTriangleDistanceType.P_E2)
+_PT_P_T = np.int64(PointTriangleDistanceType.P_T)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,8 +539,8 @@ def _collisions_from_candidates(mesh, x, dhat, vf, ee, vp):
     candidates within the mesh's index ranges (as a broad phase over x returns them; duplicates
     allowed): the engine's inner loop, which has checked its inputs once."""
     num_edges = mesh.edges.shape[0]
-    vf = _sorted_unique_pairs(vf, mesh.faces.shape[0], False)
-    ee = _sorted_unique_pairs(ee, num_edges, True)
+    vf = _sorted_unique_pairs(vf, mesh.faces.shape[0], np.False_)
+    ee = _sorted_unique_pairs(ee, num_edges, np.True_)
     vp = _sorted_unique_keys(vp) if mesh.has_plane else vp[:0]
     origin, normal = _plane_arrays(mesh)
     kind, vertices, key, eps_x, ee_type = _classify_candidates(
@@ -600,7 +600,7 @@ def _distance(kind, ee_type, v, x, origin, normal):
     if kind == EDGE_VERTEX:
         return _point_line_distance(x[v[0]], x[v[1]], x[v[2]])
     if kind == EDGE_EDGE:
-        return _edge_edge_distance_of_type(x[v[0]], x[v[1]], x[v[2]], x[v[3]], ee_type)
+        return _edge_edge_distance_of_type(x[v[0]], x[v[1]], x[v[2]], x[v[3]], np.int64(ee_type))
     if kind == FACE_VERTEX:
         return _point_triangle_distance_of_type(x[v[0]], x[v[1]], x[v[2]], x[v[3]], _PT_P_T)
     return _point_plane_distance(x[v[0]], origin, normal)

@@ -62,31 +62,35 @@ class EdgeEdgeDistanceType(enum.IntEnum):
     AUTO = 9
 
 
-# Plain ints for the kernels: passing enum members would compile extra type signatures.
-_PE_P_E0 = int(PointEdgeDistanceType.P_E0)
-_PE_P_E1 = int(PointEdgeDistanceType.P_E1)
-_PE_P_E = int(PointEdgeDistanceType.P_E)
-_PE_AUTO = int(PointEdgeDistanceType.AUTO)
+# Constants the kernels pass to other kernels are np.int64, not Python ints or enum members:
+# numba compiles a separate specialisation of the callee for every distinct literal argument
+# (and for every enum member), which only lengthens a cold start (the engine's one numba rule,
+# engine._numba). _V0.._V3: a vertex's slot in a distance's stencil (gradient rows 3 slot..).
+_V0, _V1, _V2, _V3 = (np.int64(slot) for slot in range(4))
+_PE_P_E0 = np.int64(PointEdgeDistanceType.P_E0)
+_PE_P_E1 = np.int64(PointEdgeDistanceType.P_E1)
+_PE_P_E = np.int64(PointEdgeDistanceType.P_E)
+_PE_AUTO = np.int64(PointEdgeDistanceType.AUTO)
 
-_PT_P_T0 = int(PointTriangleDistanceType.P_T0)
-_PT_P_T1 = int(PointTriangleDistanceType.P_T1)
-_PT_P_T2 = int(PointTriangleDistanceType.P_T2)
-_PT_P_E0 = int(PointTriangleDistanceType.P_E0)
-_PT_P_E1 = int(PointTriangleDistanceType.P_E1)
-_PT_P_E2 = int(PointTriangleDistanceType.P_E2)
-_PT_P_T = int(PointTriangleDistanceType.P_T)
-_PT_AUTO = int(PointTriangleDistanceType.AUTO)
+_PT_P_T0 = np.int64(PointTriangleDistanceType.P_T0)
+_PT_P_T1 = np.int64(PointTriangleDistanceType.P_T1)
+_PT_P_T2 = np.int64(PointTriangleDistanceType.P_T2)
+_PT_P_E0 = np.int64(PointTriangleDistanceType.P_E0)
+_PT_P_E1 = np.int64(PointTriangleDistanceType.P_E1)
+_PT_P_E2 = np.int64(PointTriangleDistanceType.P_E2)
+_PT_P_T = np.int64(PointTriangleDistanceType.P_T)
+_PT_AUTO = np.int64(PointTriangleDistanceType.AUTO)
 
-_EE_EA0_EB0 = int(EdgeEdgeDistanceType.EA0_EB0)
-_EE_EA0_EB1 = int(EdgeEdgeDistanceType.EA0_EB1)
-_EE_EA1_EB0 = int(EdgeEdgeDistanceType.EA1_EB0)
-_EE_EA1_EB1 = int(EdgeEdgeDistanceType.EA1_EB1)
-_EE_EA_EB0 = int(EdgeEdgeDistanceType.EA_EB0)
-_EE_EA_EB1 = int(EdgeEdgeDistanceType.EA_EB1)
-_EE_EA0_EB = int(EdgeEdgeDistanceType.EA0_EB)
-_EE_EA1_EB = int(EdgeEdgeDistanceType.EA1_EB)
-_EE_EA_EB = int(EdgeEdgeDistanceType.EA_EB)
-_EE_AUTO = int(EdgeEdgeDistanceType.AUTO)
+_EE_EA0_EB0 = np.int64(EdgeEdgeDistanceType.EA0_EB0)
+_EE_EA0_EB1 = np.int64(EdgeEdgeDistanceType.EA0_EB1)
+_EE_EA1_EB0 = np.int64(EdgeEdgeDistanceType.EA1_EB0)
+_EE_EA1_EB1 = np.int64(EdgeEdgeDistanceType.EA1_EB1)
+_EE_EA_EB0 = np.int64(EdgeEdgeDistanceType.EA_EB0)
+_EE_EA_EB1 = np.int64(EdgeEdgeDistanceType.EA_EB1)
+_EE_EA0_EB = np.int64(EdgeEdgeDistanceType.EA0_EB)
+_EE_EA1_EB = np.int64(EdgeEdgeDistanceType.EA1_EB)
+_EE_EA_EB = np.int64(EdgeEdgeDistanceType.EA_EB)
+_EE_AUTO = np.int64(EdgeEdgeDistanceType.AUTO)
 
 # Edges count as parallel when |u x v|^2 < threshold * |u|^2 |v|^2, i.e. sin^2 of their
 # angle is below it (ipctk 1.6.1's value).
@@ -426,10 +430,10 @@ def _add_normal_distance_hessian(u, v, w, plus, minus, hess):
 # Reduced vectors of the two normal distances as (plus slot, minus slot) pairs for u, v, w:
 # point-plane (p, t0, t1, t2): u = t1 - t0, v = t2 - t0, w = p - t0;
 # line-line (ea0, ea1, eb0, eb1): u = ea1 - ea0, v = eb1 - eb0, w = eb0 - ea0.
-_PLANE_PLUS = (2, 3, 0)
-_PLANE_MINUS = (1, 1, 1)
-_LINE_PLUS = (1, 3, 2)
-_LINE_MINUS = (0, 2, 0)
+_PLANE_PLUS = (_V2, _V3, _V0)
+_PLANE_MINUS = (_V1, _V1, _V1)
+_LINE_PLUS = (_V1, _V3, _V2)
+_LINE_MINUS = (_V0, _V2, _V0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -439,14 +443,14 @@ _LINE_MINUS = (0, 2, 0)
 @njit
 def _point_point_distance_gradient(p0, p1):
     grad = np.zeros(6)
-    _add_point_point_gradient(p0, p1, 0, 1, grad)
+    _add_point_point_gradient(p0, p1, _V0, _V1, grad)
     return grad
 
 
 @njit
 def _point_point_distance_hessian(p0, p1):
     hess = np.zeros((6, 6))
-    _add_point_point_hessian(0, 1, hess)
+    _add_point_point_hessian(_V0, _V1, hess)
     return hess
 
 
@@ -457,14 +461,14 @@ def _point_point_distance_hessian(p0, p1):
 @njit
 def _point_line_distance_gradient(p, e0, e1):
     grad = np.zeros(9)
-    _add_point_line_gradient(p, e0, e1, 0, 1, 2, grad)
+    _add_point_line_gradient(p, e0, e1, _V0, _V1, _V2, grad)
     return grad
 
 
 @njit
 def _point_line_distance_hessian(p, e0, e1):
     hess = np.zeros((9, 9))
-    _add_point_line_hessian(p, e0, e1, 0, 1, 2, hess)
+    _add_point_line_hessian(p, e0, e1, _V0, _V1, _V2, hess)
     return hess
 
 
@@ -489,11 +493,11 @@ def _point_edge_distance_gradient_of_type(p, e0, e1, dtype):
         dtype = _point_edge_distance_type(p, e0, e1)
     grad = np.zeros(9)
     if dtype == _PE_P_E0:
-        _add_point_point_gradient(p, e0, 0, 1, grad)
+        _add_point_point_gradient(p, e0, _V0, _V1, grad)
     elif dtype == _PE_P_E1:
-        _add_point_point_gradient(p, e1, 0, 2, grad)
+        _add_point_point_gradient(p, e1, _V0, _V2, grad)
     else:
-        _add_point_line_gradient(p, e0, e1, 0, 1, 2, grad)
+        _add_point_line_gradient(p, e0, e1, _V0, _V1, _V2, grad)
     return grad
 
 
@@ -503,11 +507,11 @@ def _point_edge_distance_hessian_of_type(p, e0, e1, dtype):
         dtype = _point_edge_distance_type(p, e0, e1)
     hess = np.zeros((9, 9))
     if dtype == _PE_P_E0:
-        _add_point_point_hessian(0, 1, hess)
+        _add_point_point_hessian(_V0, _V1, hess)
     elif dtype == _PE_P_E1:
-        _add_point_point_hessian(0, 2, hess)
+        _add_point_point_hessian(_V0, _V2, hess)
     else:
-        _add_point_line_hessian(p, e0, e1, 0, 1, 2, hess)
+        _add_point_line_hessian(p, e0, e1, _V0, _V1, _V2, hess)
     return hess
 
 
@@ -555,17 +559,17 @@ def _point_triangle_distance_gradient_of_type(p, t0, t1, t2, dtype):
         dtype = _point_triangle_distance_type(p, t0, t1, t2)
     grad = np.zeros(12)
     if dtype == _PT_P_T0:
-        _add_point_point_gradient(p, t0, 0, 1, grad)
+        _add_point_point_gradient(p, t0, _V0, _V1, grad)
     elif dtype == _PT_P_T1:
-        _add_point_point_gradient(p, t1, 0, 2, grad)
+        _add_point_point_gradient(p, t1, _V0, _V2, grad)
     elif dtype == _PT_P_T2:
-        _add_point_point_gradient(p, t2, 0, 3, grad)
+        _add_point_point_gradient(p, t2, _V0, _V3, grad)
     elif dtype == _PT_P_E0:
-        _add_point_line_gradient(p, t0, t1, 0, 1, 2, grad)
+        _add_point_line_gradient(p, t0, t1, _V0, _V1, _V2, grad)
     elif dtype == _PT_P_E1:
-        _add_point_line_gradient(p, t1, t2, 0, 2, 3, grad)
+        _add_point_line_gradient(p, t1, t2, _V0, _V2, _V3, grad)
     elif dtype == _PT_P_E2:
-        _add_point_line_gradient(p, t2, t0, 0, 3, 1, grad)
+        _add_point_line_gradient(p, t2, t0, _V0, _V3, _V1, grad)
     else:
         _add_normal_distance_gradient(
             _sub(t1, t0), _sub(t2, t0), _sub(p, t0), _PLANE_PLUS, _PLANE_MINUS, grad
@@ -579,17 +583,17 @@ def _point_triangle_distance_hessian_of_type(p, t0, t1, t2, dtype):
         dtype = _point_triangle_distance_type(p, t0, t1, t2)
     hess = np.zeros((12, 12))
     if dtype == _PT_P_T0:
-        _add_point_point_hessian(0, 1, hess)
+        _add_point_point_hessian(_V0, _V1, hess)
     elif dtype == _PT_P_T1:
-        _add_point_point_hessian(0, 2, hess)
+        _add_point_point_hessian(_V0, _V2, hess)
     elif dtype == _PT_P_T2:
-        _add_point_point_hessian(0, 3, hess)
+        _add_point_point_hessian(_V0, _V3, hess)
     elif dtype == _PT_P_E0:
-        _add_point_line_hessian(p, t0, t1, 0, 1, 2, hess)
+        _add_point_line_hessian(p, t0, t1, _V0, _V1, _V2, hess)
     elif dtype == _PT_P_E1:
-        _add_point_line_hessian(p, t1, t2, 0, 2, 3, hess)
+        _add_point_line_hessian(p, t1, t2, _V0, _V2, _V3, hess)
     elif dtype == _PT_P_E2:
-        _add_point_line_hessian(p, t2, t0, 0, 3, 1, hess)
+        _add_point_line_hessian(p, t2, t0, _V0, _V3, _V1, hess)
     else:
         _add_normal_distance_hessian(
             _sub(t1, t0), _sub(t2, t0), _sub(p, t0), _PLANE_PLUS, _PLANE_MINUS, hess
@@ -668,21 +672,21 @@ def _edge_edge_distance_gradient_of_type(ea0, ea1, eb0, eb1, dtype):
         dtype = _edge_edge_distance_type(ea0, ea1, eb0, eb1)
     grad = np.zeros(12)
     if dtype == _EE_EA0_EB0:
-        _add_point_point_gradient(ea0, eb0, 0, 2, grad)
+        _add_point_point_gradient(ea0, eb0, _V0, _V2, grad)
     elif dtype == _EE_EA0_EB1:
-        _add_point_point_gradient(ea0, eb1, 0, 3, grad)
+        _add_point_point_gradient(ea0, eb1, _V0, _V3, grad)
     elif dtype == _EE_EA1_EB0:
-        _add_point_point_gradient(ea1, eb0, 1, 2, grad)
+        _add_point_point_gradient(ea1, eb0, _V1, _V2, grad)
     elif dtype == _EE_EA1_EB1:
-        _add_point_point_gradient(ea1, eb1, 1, 3, grad)
+        _add_point_point_gradient(ea1, eb1, _V1, _V3, grad)
     elif dtype == _EE_EA_EB0:
-        _add_point_line_gradient(eb0, ea0, ea1, 2, 0, 1, grad)
+        _add_point_line_gradient(eb0, ea0, ea1, _V2, _V0, _V1, grad)
     elif dtype == _EE_EA_EB1:
-        _add_point_line_gradient(eb1, ea0, ea1, 3, 0, 1, grad)
+        _add_point_line_gradient(eb1, ea0, ea1, _V3, _V0, _V1, grad)
     elif dtype == _EE_EA0_EB:
-        _add_point_line_gradient(ea0, eb0, eb1, 0, 2, 3, grad)
+        _add_point_line_gradient(ea0, eb0, eb1, _V0, _V2, _V3, grad)
     elif dtype == _EE_EA1_EB:
-        _add_point_line_gradient(ea1, eb0, eb1, 1, 2, 3, grad)
+        _add_point_line_gradient(ea1, eb0, eb1, _V1, _V2, _V3, grad)
     else:
         _add_normal_distance_gradient(
             _sub(ea1, ea0), _sub(eb1, eb0), _sub(eb0, ea0), _LINE_PLUS, _LINE_MINUS, grad
@@ -696,21 +700,21 @@ def _edge_edge_distance_hessian_of_type(ea0, ea1, eb0, eb1, dtype):
         dtype = _edge_edge_distance_type(ea0, ea1, eb0, eb1)
     hess = np.zeros((12, 12))
     if dtype == _EE_EA0_EB0:
-        _add_point_point_hessian(0, 2, hess)
+        _add_point_point_hessian(_V0, _V2, hess)
     elif dtype == _EE_EA0_EB1:
-        _add_point_point_hessian(0, 3, hess)
+        _add_point_point_hessian(_V0, _V3, hess)
     elif dtype == _EE_EA1_EB0:
-        _add_point_point_hessian(1, 2, hess)
+        _add_point_point_hessian(_V1, _V2, hess)
     elif dtype == _EE_EA1_EB1:
-        _add_point_point_hessian(1, 3, hess)
+        _add_point_point_hessian(_V1, _V3, hess)
     elif dtype == _EE_EA_EB0:
-        _add_point_line_hessian(eb0, ea0, ea1, 2, 0, 1, hess)
+        _add_point_line_hessian(eb0, ea0, ea1, _V2, _V0, _V1, hess)
     elif dtype == _EE_EA_EB1:
-        _add_point_line_hessian(eb1, ea0, ea1, 3, 0, 1, hess)
+        _add_point_line_hessian(eb1, ea0, ea1, _V3, _V0, _V1, hess)
     elif dtype == _EE_EA0_EB:
-        _add_point_line_hessian(ea0, eb0, eb1, 0, 2, 3, hess)
+        _add_point_line_hessian(ea0, eb0, eb1, _V0, _V2, _V3, hess)
     elif dtype == _EE_EA1_EB:
-        _add_point_line_hessian(ea1, eb0, eb1, 1, 2, 3, hess)
+        _add_point_line_hessian(ea1, eb0, eb1, _V1, _V2, _V3, hess)
     else:
         _add_normal_distance_hessian(
             _sub(ea1, ea0), _sub(eb1, eb0), _sub(eb0, ea0), _LINE_PLUS, _LINE_MINUS, hess

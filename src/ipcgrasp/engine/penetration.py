@@ -72,7 +72,7 @@ def _winding_number(p, x, faces, first, last):
 def _winding_numbers(points, x, faces):
     out = np.empty(points.shape[0])
     for i in range(points.shape[0]):
-        out[i] = _winding_number(points[i], x, faces, 0, faces.shape[0])
+        out[i] = _winding_number(points[i], x, faces, np.int64(0), faces.shape[0])
     return out
 
 

@@ -179,8 +179,8 @@ def _barrier_terms(x, vf, ee, vp, has_plane, rest_positions, edges, faces, face_
     collisions._collisions_from_candidates builds them: (kind, vertices, weight, eps_x,
     edge_edge_type, bodies)), their barrier sum without kappa (m^4) and, with `friction`, the
     lagged friction potential of the displacements x - x_t (collisions.friction_potential)."""
-    vf = _sorted_unique_pairs(vf, faces.shape[0], False)
-    ee = _sorted_unique_pairs(ee, edges.shape[0], True)
+    vf = _sorted_unique_pairs(vf, faces.shape[0], np.False_)
+    ee = _sorted_unique_pairs(ee, edges.shape[0], np.True_)
     vp = _sorted_unique_keys(vp) if has_plane else vp[:0]
     dhat_sq = dhat * dhat
     kind, vertices, key, eps_x, ee_type = _classify_candidates(
