@@ -15,6 +15,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e '.[test]'
+  # numba compiles the simulator's kernels now, once, instead of in the first trial
+  .venv/bin/ipcgrasp compile || echo "run.sh: ipcgrasp compile failed; the kernels compile on first use" >&2
   touch "$stamp"
 fi
 
