@@ -8,8 +8,12 @@ tolerances rely on).
 A constant passed from one kernel to another is an np.int64 / np.bool_ (np.int64(0), np.True_,
 module constants such as distance._V0), not a Python literal: numba compiles a separate
 specialisation of the callee for every distinct literal argument, each costing a cold start
-another fraction of a second for nothing (benchmarks/README.md, ninth pass). The callee is
-inlined and the constant folded by LLVM either way.
+another fraction of a second (benchmarks/README.md, ninth pass). LLVM can still inline the
+callee and fold the constant; the cube trials ran no slower without the specialisations.
+
+Copying one array into another is a loop, not a slice assignment (a[:] = b, a[:, :] = B): numba
+compiles its broadcasting setitem for every such statement's types, up to 2 s each on a cold
+start, where the loop costs nothing (filling with a scalar, a[:] = 0.0, is cheap either way).
 """
 
 import numba

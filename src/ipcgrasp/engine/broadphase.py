@@ -58,7 +58,9 @@ def _append(pairs, count, i, j):
     """Store (i, j) at row `count`, doubling the buffer when full; returns (buffer, count + 1)."""
     if count == pairs.shape[0]:
         grown = np.empty((2 * pairs.shape[0], 2), dtype=np.int64)
-        grown[:count] = pairs[:count]
+        for k in range(count):  # a loop, not a slice assignment (engine._numba)
+            grown[k, 0] = pairs[k, 0]
+            grown[k, 1] = pairs[k, 1]
         pairs = grown
     pairs[count, 0] = i
     pairs[count, 1] = j

@@ -744,13 +744,13 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
             w = weight[k]
             db = _barrier_first_derivative(d, dhat_sq)
             d2b = _barrier_second_derivative(d, dhat_sq)
-            hess = (w * d2b) * np.outer(grad_d, grad_d) + (w * db) * _distance_hessian(
+            hess = (w * d2b) * _outer(grad_d, grad_d) + (w * db) * _distance_hessian(
                 kind[k], ee_type[k], v, x, origin, normal
             )
             if kind[k] == EDGE_EDGE:
                 a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
                 hess *= _edge_edge_mollifier(a0, a1, b0, b1, eps_x[k])
-                cross = (w * db) * np.outer(
+                cross = (w * db) * _outer(
                     grad_d, _edge_edge_mollifier_gradient(a0, a1, b0, b1, eps_x[k])
                 )
                 hess += cross + cross.T
@@ -762,8 +762,10 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
         for k in range(kind.shape[0]):
             lo = offsets[k]
             size = 3 * NUM_KIND_VERTICES[kind[k]]
-            block = vals[lo:lo + size * size].reshape((size, size))
-            block[:, :] = _project_to_psd_on_range(block)
+            projected = _project_to_psd_on_range(vals[lo:lo + size * size].reshape((size, size)))
+            for r in range(size):  # loops, not a slice assignment (engine._numba)
+                for c in range(size):
+                    vals[lo + size * r + c] = projected[r, c]
     return rows, cols, vals
 
 
@@ -840,6 +842,24 @@ def normal_force_magnitudes(collisions, mesh, x, dhat, barrier_stiffness):
 
 
 @njit
+def _outer(a, b):
+    """np.outer(a, b) of two 1-D arrays, the same products; numba compiles its np.outer slowly
+    (engine._numba)."""
+    out = np.empty((a.shape[0], b.shape[0]))
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            out[i, j] = a[i] * b[j]
+    return out
+
+
+@njit
+def _copy_into(out, values):
+    """out[...] = values for two arrays of one shape, element by element."""
+    for index in np.ndindex(out.shape):
+        out[index] = values[index]
+
+
+@njit
 def _lagged_friction_geometry(kind, vertices, eps_x, x, normal):
     """Keep mask (nearly parallel edge-edge pairs dropped, as ipctk), tangent bases T and
     closest-point coordinates at the lagged positions x."""
@@ -849,23 +869,24 @@ def _lagged_friction_geometry(kind, vertices, eps_x, x, normal):
     coords = np.zeros((count, 2))
     for k in range(count):
         v = vertices[k]
+        # rows are copied by _copy_into, not assigned as slices (engine._numba)
         if kind[k] == VERTEX_VERTEX:
-            basis[k] = _point_point_tangent_basis(x[v[0]], x[v[1]])
+            _copy_into(basis[k], _point_point_tangent_basis(x[v[0]], x[v[1]]))
         elif kind[k] == EDGE_VERTEX:
-            basis[k] = _point_edge_tangent_basis(x[v[0]], x[v[1]], x[v[2]])
+            _copy_into(basis[k], _point_edge_tangent_basis(x[v[0]], x[v[1]], x[v[2]]))
             coords[k, 0] = _point_edge_closest_point(x[v[0]], x[v[1]], x[v[2]])
         elif kind[k] == EDGE_EDGE:
             a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
             if _edge_edge_cross_squarednorm(a0, a1, b0, b1) < eps_x[k]:
                 keep[k] = False
                 continue
-            basis[k] = _edge_edge_tangent_basis(a0, a1, b0, b1)
-            coords[k] = _edge_edge_closest_point(a0, a1, b0, b1)
+            _copy_into(basis[k], _edge_edge_tangent_basis(a0, a1, b0, b1))
+            _copy_into(coords[k], _edge_edge_closest_point(a0, a1, b0, b1))
         elif kind[k] == FACE_VERTEX:
-            basis[k] = _point_triangle_tangent_basis(x[v[0]], x[v[1]], x[v[2]], x[v[3]])
-            coords[k] = _point_triangle_closest_point(x[v[0]], x[v[1]], x[v[2]], x[v[3]])
+            _copy_into(basis[k], _point_triangle_tangent_basis(x[v[0]], x[v[1]], x[v[2]], x[v[3]]))
+            _copy_into(coords[k], _point_triangle_closest_point(x[v[0]], x[v[1]], x[v[2]], x[v[3]]))
         else:
-            basis[k] = _point_plane_tangent_basis(normal)
+            _copy_into(basis[k], _point_plane_tangent_basis(normal))
     return keep, basis, coords
 
 

@@ -90,6 +90,7 @@ from ipcgrasp.engine.collisions import (
     _distance_hessian,
     _lagged_friction_geometry,
     _mollifier,
+    _outer,
     _plane_arrays,
     _positions,
     _positive,
@@ -264,18 +265,18 @@ def _penalty_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
         grad_d = _distance_gradient(kind[k], ee_type[k], v, x, origin, normal)
         w = weight[k]
         if gauss_newton:
-            hess = (w * _mollifier(kind[k], eps_x[k], v, x) / (4.0 * d)) * np.outer(grad_d, grad_d)
+            hess = (w * _mollifier(kind[k], eps_x[k], v, x) / (4.0 * d)) * _outer(grad_d, grad_d)
         else:
             s = np.sqrt(d)
             delta = reach - s
             dp = -delta / (2.0 * s)
             d2p = reach / (4.0 * s * s * s)
-            hess = (w * d2p) * np.outer(grad_d, grad_d) + (w * dp) * _distance_hessian(
+            hess = (w * d2p) * _outer(grad_d, grad_d) + (w * dp) * _distance_hessian(
                 kind[k], ee_type[k], v, x, origin, normal)
             if kind[k] == EDGE_EDGE:
                 a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
                 hess *= _edge_edge_mollifier(a0, a1, b0, b1, eps_x[k])
-                cross = (w * dp) * np.outer(grad_d, _edge_edge_mollifier_gradient(a0, a1, b0, b1, eps_x[k]))
+                cross = (w * dp) * _outer(grad_d, _edge_edge_mollifier_gradient(a0, a1, b0, b1, eps_x[k]))
                 hess += cross + cross.T
                 hess += (0.5 * w * delta * delta) * _edge_edge_mollifier_hessian(a0, a1, b0, b1, eps_x[k])
         _scatter_hessian(hess, v, offsets[k], rows, cols, vals)

@@ -286,7 +286,8 @@ def _assemble_elastic(elastic, valid, mass, slots, H_cached, scale, changed, ent
     values are bit for bit those of the full sum."""
     H = H_cached.reshape(-1)
     if not valid:
-        elastic[:] = mass
+        for slot in range(mass.shape[0]):  # loops, not slice assignments (engine._numba)
+            elastic[slot] = mass[slot]
         for e in range(slots.shape[0]):
             if slots[e] >= 0:
                 elastic[slots[e]] += scale * H[e]
@@ -331,7 +332,8 @@ def _add_hessian_without_contact(data, h2, z, X, tets, Dm_inv, volumes, tet_star
                                   F_cached[lo:hi], H_cached[lo:hi], reuse, changed[lo:hi])
     _assemble_elastic(elastic, elastic_valid, mass, slots, H_cached, h2, changed, entry_group, group_ptr,
                       group_entries, group_slot, dirty)
-    data[:] = elastic
+    for slot in range(elastic.shape[0]):
+        data[slot] = elastic[slot]
     _add_linked_hessians(data, linked_slots, linked_coefs, linked_tets, H_cached, h2)
     for j in range(mount_stiffness.shape[0]):
         data[mount_slots[j]] += h2 * mount_stiffness[j]
