@@ -40,8 +40,17 @@ from ipcgrasp.engine.barrier import (
 )
 from ipcgrasp.engine.broadphase import candidates as _broadphase_candidates
 from ipcgrasp.engine.distance import (
-    EdgeEdgeDistanceType,
-    PointTriangleDistanceType,
+    _EE_EA0_EB,
+    _EE_EA0_EB1,
+    _EE_EA1_EB0,
+    _EE_EA1_EB1,
+    _EE_EA_EB,
+    _EE_EA_EB0,
+    _EE_EA_EB1,
+    _PT_P_E0,
+    _PT_P_E2,
+    _PT_P_T,
+    _PT_P_T2,
     _edge_edge_cross_squarednorm,
     _edge_edge_distance_gradient_of_type,
     _edge_edge_distance_hessian_of_type,
@@ -117,18 +126,6 @@ EDGE_EDGE = 2
 FACE_VERTEX = 3
 VERTEX_PLANE = 4
 NUM_KIND_VERTICES = np.array([2, 3, 4, 4, 1], dtype=np.int64)
-
-_EE_EA_EB = np.int64(EdgeEdgeDistanceType.EA_EB)
-_EE_EA0_EB1 = np.int64(EdgeEdgeDistanceType.EA0_EB1)
-_EE_EA1_EB0 = np.int64(EdgeEdgeDistanceType.EA1_EB0)
-_EE_EA1_EB1 = np.int64(EdgeEdgeDistanceType.EA1_EB1)
-_EE_EA_EB0 = np.int64(EdgeEdgeDistanceType.EA_EB0)
-_EE_EA_EB1 = np.int64(EdgeEdgeDistanceType.EA_EB1)
-_EE_EA0_EB = np.int64(EdgeEdgeDistanceType.EA0_EB)
-_PT_P_T2 = np.int64(PointTriangleDistanceType.P_T2)
-_PT_P_E0 = np.int64(PointTriangleDistanceType.P_E0)
-_PT_P_E2 = np.int64(PointTriangleDistanceType.P_E2)
-_PT_P_T = np.int64(PointTriangleDistanceType.P_T)
 
 
 # ---------------------------------------------------------------------------------------------
