@@ -64,8 +64,8 @@ class EdgeEdgeDistanceType(enum.IntEnum):
 
 # Constants the kernels pass to other kernels are np.int64, not Python ints or enum members:
 # numba compiles a separate specialisation of the callee for every distinct literal argument
-# (and for every enum member), which only lengthens a cold start (the engine's one numba rule,
-# engine._numba). _V0.._V3: a vertex's slot in a distance's stencil (gradient rows 3 slot..).
+# (and for every enum member), which only lengthens a cold start (engine._numba's rules).
+# _V0.._V3: a vertex's slot in a distance's stencil (gradient rows 3 slot..).
 _V0, _V1, _V2, _V3 = (np.int64(slot) for slot in range(4))
 _PE_P_E0 = np.int64(PointEdgeDistanceType.P_E0)
 _PE_P_E1 = np.int64(PointEdgeDistanceType.P_E1)
