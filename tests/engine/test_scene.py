@@ -82,13 +82,14 @@ def test_elastic_assembly_of_changed_tets_only_is_the_full_sum_to_the_bit():
     groups = _entry_groups(rows, cols, n_dof)
     group_slot = slots[groups[2][groups[1][:-1]]]
     dirty = np.zeros(len(group_slot), dtype=np.bool_)
+    touched = np.empty(len(group_slot), dtype=np.int64)
     mass = rng.standard_normal(len(keys)) * 10.0 ** rng.uniform(-3, 3, len(keys))
     H = rng.standard_normal((n_tets, 12, 12)) * 10.0 ** rng.uniform(-6, 6, (n_tets, 1, 1))
     scale = 1e-4 / 3.0
 
     def full():
         out = np.empty(len(keys))
-        _assemble_elastic(out, False, mass, slots, H, scale, np.ones(n_tets, np.bool_), *groups, group_slot, dirty)
+        _assemble_elastic(out, False, mass, slots, H, scale, np.ones(n_tets, np.bool_), *groups, group_slot, dirty, touched)
         return out
 
     kept = full()
@@ -101,10 +102,10 @@ def test_elastic_assembly_of_changed_tets_only_is_the_full_sum_to_the_bit():
     for fraction in (0.0, 0.02, 0.3, 1.0):
         changed = rng.random(n_tets) < fraction
         H[changed] *= 1.0 + 1e-3 * rng.standard_normal((int(changed.sum()), 12, 12))
-        _assemble_elastic(kept, True, mass, slots, H, scale, changed, *groups, group_slot, dirty)
+        _assemble_elastic(kept, True, mass, slots, H, scale, changed, *groups, group_slot, dirty, touched)
         np.testing.assert_array_equal(kept, full())
         assert not dirty.any()
     # a tet changed without being flagged is not seen: the flags are what the kernel trusts
     H[0] += 1.0
-    _assemble_elastic(kept, True, mass, slots, H, scale, np.zeros(n_tets, np.bool_), *groups, group_slot, dirty)
+    _assemble_elastic(kept, True, mass, slots, H, scale, np.zeros(n_tets, np.bool_), *groups, group_slot, dirty, touched)
     assert not np.array_equal(kept, full())

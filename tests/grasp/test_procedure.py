@@ -29,14 +29,8 @@ def block(mass: float) -> GraspObject:
 
 
 def top_down_grasp(sideways: float = 0.0, along: float = 0.0) -> np.ndarray:
-    """Gripper z pointing down, x along world x, tooltips at the height of the origin (the centre
-    of the block in its identity pose); shifted `sideways` m along the gripper y axis and
-    `along` m along its x axis (the closing direction)."""
-    pose = np.eye(4)
-    pose[:3, :3] = np.diag([1.0, -1.0, -1.0])
-    tooltip_depth = Gripper.yumi().tooltip_transforms[:, 2, 3].mean()
-    pose[:3, 3] = -pose[:3, :3] @ [0.0, 0.0, tooltip_depth] + sideways * pose[:3, 1] + along * pose[:3, 0]
-    return pose
+    """The YuMi's top-down grasp across a block centred at the origin (Gripper.top_down_grasp)."""
+    return Gripper.yumi().top_down_grasp(sideways, along)
 
 
 def test_grasp_pose_puts_the_tooltips_on_the_block_faces_at_mid_height():

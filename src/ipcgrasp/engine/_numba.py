@@ -14,10 +14,21 @@ callee and fold the constant; the cube trials ran no slower without the speciali
 Copying one array into another is a loop, not a slice assignment (a[:] = b, a[:, :] = B): numba
 compiles its broadcasting setitem for every such statement's types, up to 2 s each on a cold
 start, where the loop costs nothing (filling with a scalar, a[:] = 0.0, is cheap either way).
+`_copy_into` is that loop for arrays of any shape; a copy into a reshaped slice inside a hot
+loop is written out instead (np.ndindex over a reshaped view measured 5 times slower than two
+plain loops: 66 against 14 us for 250 12 x 12 blocks).
 """
 
 import numba
+import numpy as np
 
 njit = numba.njit(cache=True, fastmath=False, nogil=True)
 
 __all__ = ["njit"]
+
+
+@njit
+def _copy_into(out, values):
+    """out[...] = values for two arrays of one shape, element by element (no slice assignment)."""
+    for index in np.ndindex(out.shape):
+        out[index] = values[index]

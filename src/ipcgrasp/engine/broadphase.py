@@ -13,7 +13,7 @@ against one optional plane (the ground) exactly.
 
 import numpy as np
 
-from ipcgrasp.engine._numba import njit
+from ipcgrasp.engine._numba import _copy_into, njit
 
 
 @njit
@@ -58,9 +58,7 @@ def _append(pairs, count, i, j):
     """Store (i, j) at row `count`, doubling the buffer when full; returns (buffer, count + 1)."""
     if count == pairs.shape[0]:
         grown = np.empty((2 * pairs.shape[0], 2), dtype=np.int64)
-        for k in range(count):  # a loop, not a slice assignment (engine._numba)
-            grown[k, 0] = pairs[k, 0]
-            grown[k, 1] = pairs[k, 1]
+        _copy_into(grown[:count], pairs)
         pairs = grown
     pairs[count, 0] = i
     pairs[count, 1] = j

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ipcgrasp.engine._numba import njit
+from ipcgrasp.engine._numba import _copy_into, njit
 from ipcgrasp.engine.barrier import (
     _barrier,
     _barrier_first_derivative,
@@ -760,7 +760,7 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
             lo = offsets[k]
             size = 3 * NUM_KIND_VERTICES[kind[k]]
             projected = _project_to_psd_on_range(vals[lo:lo + size * size].reshape((size, size)))
-            for r in range(size):  # loops, not a slice assignment (engine._numba)
+            for r in range(size):  # loops, not _copy_into: a hot copy into a reshaped slice (engine._numba)
                 for c in range(size):
                     vals[lo + size * r + c] = projected[r, c]
     return rows, cols, vals
@@ -847,13 +847,6 @@ def _outer(a, b):
         for j in range(b.shape[0]):
             out[i, j] = a[i] * b[j]
     return out
-
-
-@njit
-def _copy_into(out, values):
-    """out[...] = values for two arrays of one shape, element by element."""
-    for index in np.ndindex(out.shape):
-        out[index] = values[index]
 
 
 @njit

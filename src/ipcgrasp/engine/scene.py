@@ -11,7 +11,7 @@ after the other, the same kernels on each body's rows), so results are bit for b
 
 import numpy as np
 
-from ipcgrasp.engine._numba import njit
+from ipcgrasp.engine._numba import _copy_into, njit
 from ipcgrasp.engine.affine_body import (
     _orthogonality_potential,
     _orthogonality_potential_gradient,
@@ -36,6 +36,7 @@ from ipcgrasp.engine.neohookean import (
     _elastic_gradient,
     _hessian_workspace,
     _shape_derivatives_into,
+    _tet_energies,
     _tet_hessian,
 )
 
@@ -50,6 +51,39 @@ def _csr_product(indptr, indices, data, v):
         for k in range(indptr[i], indptr[i + 1]):
             total += data[k] * v[indices[k]]
         out[i] = total
+    return out
+
+
+@njit
+def _collision_positions(P_indptr, P_indices, P_data, z, c):
+    """x = P z + c as (N, 3) contact-surface positions (m): each row of P z summed as
+    _csr_product does, then c added, as SciPy's `P @ z + c` computes it."""
+    out = np.empty(c.shape[0])
+    for i in range(out.shape[0]):
+        total = 0.0
+        for k in range(P_indptr[i], P_indptr[i + 1]):
+            total += P_data[k] * z[P_indices[k]]
+        out[i] = total + c[i]
+    return out.reshape(-1, 3)
+
+
+@njit
+def _body_pair_resultants(vertices, bodies, vertex_body, forces, n_bodies):
+    """Per-contact vertex forces (K, m, 3) summed onto body pairs (B + 1, B + 1, 3): force on a
+    contact's vertex vertices[k, i] (-1: padding) counts for (its body, the contact's other body)
+    of bodies[k] (-1: the ground, index B); contacts and vertices in order, as np.add.at sums."""
+    out = np.zeros((n_bodies + 1, n_bodies + 1, 3))
+    for k in range(vertices.shape[0]):
+        a = bodies[k, 0]
+        b = n_bodies if bodies[k, 1] < 0 else bodies[k, 1]
+        for i in range(vertices.shape[1]):
+            v = vertices[k, i]
+            if v < 0:
+                continue
+            owner = vertex_body[v]
+            partner = b if owner == a else a
+            for d in range(3):
+                out[owner, partner, d] += forces[k, i, d]
     return out
 
 
@@ -150,6 +184,19 @@ def _deformable_positions(X0, z, free_rows, free_dofs, prescribed_rows, prescrib
         for a in range(3):
             X[prescribed_rows[k], a] += u * motion[k, a]
     return X
+
+
+@njit
+def _strain_energies(X, tets, Dm_inv, volumes, tet_start, mu, lam):
+    """Each deformable body's Neo-Hookean energy (J) at the positions X (`_deformable_positions`):
+    its tets' energies (neohookean._tet_energies) summed as NumPy's sum adds them up."""
+    out = np.empty(tet_start.shape[0] - 1)
+    for b in range(out.shape[0]):
+        lo, hi = tet_start[b], tet_start[b + 1]
+        energies = np.empty(hi - lo)
+        _tet_energies(X, tets[lo:hi], Dm_inv[lo:hi], volumes[lo:hi], mu[b], lam[b], energies)
+        out[b] = _pairwise_sum(energies)
+    return out
 
 
 @njit
@@ -274,7 +321,7 @@ def _refresh_elastic_hessians(x, tets, Dm_inv, volumes, mu, lam, rotations, F_ca
 
 @njit
 def _assemble_elastic(elastic, valid, mass, slots, H_cached, scale, changed, entry_group, group_ptr, group_entries,
-                      group_slot, dirty):
+                      group_slot, dirty, touched):
     """elastic = mass + scale sum_t H_cached[t] in the upper-triangle CSC values: entry e = 144 t +
     12 r + c of tet t goes to slot slots[e] (-1: not stored), each slot summed in the order of e.
 
@@ -282,17 +329,16 @@ def _assemble_elastic(elastic, valid, mass, slots, H_cached, scale, changed, ent
     from it only in the tets flagged `changed`) only the slots those tets touch are summed again,
     each from its mass value through all of its entries in the same order (group g: the entries
     group_entries[group_ptr[g]:group_ptr[g+1]] of one slot, group_slot[g]; entry_group[e]: the
-    group of entry e, -1 if not stored; dirty: a zeroed flag per group, left zeroed), so the
-    values are bit for bit those of the full sum."""
+    group of entry e, -1 if not stored; dirty: a zeroed flag per group, left zeroed; touched: an
+    int64 work array with an entry per group), so the values are bit for bit those of the full
+    sum."""
     H = H_cached.reshape(-1)
     if not valid:
-        for slot in range(mass.shape[0]):  # loops, not slice assignments (engine._numba)
-            elastic[slot] = mass[slot]
+        _copy_into(elastic, mass)
         for e in range(slots.shape[0]):
             if slots[e] >= 0:
                 elastic[slots[e]] += scale * H[e]
         return
-    touched = np.empty(group_slot.shape[0], dtype=np.int64)
     n = 0
     for t in range(changed.shape[0]):
         if not changed[t]:
@@ -316,7 +362,7 @@ def _assemble_elastic(elastic, valid, mass, slots, H_cached, scale, changed, ent
 @njit
 def _add_hessian_without_contact(data, h2, z, X, tets, Dm_inv, volumes, tet_start, mu, lam, slots, rotations,
                                  F_cached, H_cached, reuse, elastic, elastic_valid, mass, changed, entry_group,
-                                 group_ptr, group_entries, group_slot, dirty, linked_slots, linked_coefs,
+                                 group_ptr, group_entries, group_slot, dirty, touched, linked_slots, linked_coefs,
                                  linked_tets, mount_slots, mount_stiffness, affine_offset, affine_stiffness,
                                  affine_volume, ortho_slots):
     """data = mass + h^2 (PSD-projected elastic Hessians of every body's tets (refreshed where F
@@ -331,9 +377,8 @@ def _add_hessian_without_contact(data, h2, z, X, tets, Dm_inv, volumes, tet_star
         _refresh_elastic_hessians(X, tets[lo:hi], Dm_inv[lo:hi], volumes[lo:hi], mu[b], lam[b], rotations[lo:hi],
                                   F_cached[lo:hi], H_cached[lo:hi], reuse, changed[lo:hi])
     _assemble_elastic(elastic, elastic_valid, mass, slots, H_cached, h2, changed, entry_group, group_ptr,
-                      group_entries, group_slot, dirty)
-    for slot in range(elastic.shape[0]):
-        data[slot] = elastic[slot]
+                      group_entries, group_slot, dirty, touched)
+    _copy_into(data, elastic)
     _add_linked_hessians(data, linked_slots, linked_coefs, linked_tets, H_cached, h2)
     for j in range(mount_stiffness.shape[0]):
         data[mount_slots[j]] += h2 * mount_stiffness[j]

@@ -76,7 +76,6 @@ from ipcgrasp.engine.neohookean import (
     _det3,
     _max_noninverting_step,
     _shape_derivatives_into,
-    tet_energies,
 )
 from ipcgrasp.engine.penetration import PenetrationProbe
 
@@ -790,7 +789,7 @@ class Simulation:
     def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
         """Stack every body's contact surface into one collision mesh and the map x = P z + c."""
         rows, cols, vals = [], [], []
-        faces, vertex_body, self._surface = [], [], []
+        faces, vertex_body, self._surface = [], [], []  # per body: (its first row of x, its contact vertices)
         n = 0
         for body in self.bodies:
             b = self.index[body.name]
@@ -852,6 +851,15 @@ class Simulation:
             plane = (self.ground.origin, self.ground.normal)
             plane_bodies[:] = True
             plane_bodies[kin] = False
+        self._driven_deformable = []  # (deformable index, rows of x, its driven contact vertices)
+        self._driven_kinematic = []  # (kinematic index, first row of x, end row)
+        for body, (start, surf) in zip(self.bodies, self._surface):
+            if isinstance(body, DeformableBody):
+                i = self.deformables.index(body)
+                driven = self._dof[i][surf] < 0
+                self._driven_deformable.append((i, start + np.flatnonzero(driven), surf[driven]))
+            elif isinstance(body, KinematicBody):
+                self._driven_kinematic.append((self.kinematics.index(body), start, start + len(surf)))
         self._x = np.zeros((n, 3))
         self._refresh_driven()
         self.mesh = contact.CollisionMesh.build(self._x, np.concatenate(faces), np.concatenate(vertex_body),
@@ -992,6 +1000,7 @@ class Simulation:
         self._tet_entries = (np.concatenate(rows), np.concatenate(cols))
         self._tet_entry_groups = _entry_groups(*self._tet_entries, self.n_dof)
         self._tet_group_dirty = np.zeros(len(self._tet_entry_groups[1]) - 1, dtype=np.bool_)
+        self._tet_group_touched = np.empty(len(self._tet_group_dirty), dtype=np.int64)  # _assemble_elastic's work
         idx = [off + np.arange(12) for off in self._affine_offset]  # entry 144 j + 12 r + c of affine body j
         self._ortho_entries = (np.concatenate([np.repeat(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]),
                                np.concatenate([np.tile(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]))
@@ -1052,13 +1061,10 @@ class Simulation:
     def _refresh_driven(self):
         """Write the driven (prescribed/kinematic) positions into c of x = P z + c."""
         c = np.zeros((self.n_collision_vertices, 3))
-        for body, (start, surf) in zip(self.bodies, self._surface):
-            if isinstance(body, DeformableBody):
-                i = self.deformables.index(body)
-                driven = self._dof[i][surf] < 0
-                c[start + np.flatnonzero(driven)] = self.state.deformable_x[i][surf[driven]]
-            elif isinstance(body, KinematicBody):
-                c[start:start + len(surf)] = self.state.kinematic_x[self.kinematics.index(body)]
+        for i, rows, vertices in self._driven_deformable:
+            c[rows] = self.state.deformable_x[i][vertices]
+        for k, lo, hi in self._driven_kinematic:
+            c[lo:hi] = self.state.kinematic_x[k]
         self._c = c.ravel()
         self._x = self.collision_positions()
 
@@ -1111,7 +1117,8 @@ class Simulation:
     def collision_positions(self, z=None) -> np.ndarray:
         """Contact-surface vertex positions (N,3) in m for DOF vector z (default: the state's)."""
         z = self.pack() if z is None else z
-        return (self._P @ z + self._c).reshape(-1, 3)
+        P = self._P
+        return scene._collision_positions(P.indptr, P.indices, P.data, z, self._c)
 
     # ------------------------------------------------------------------------------ potentials
     def _collisions(self, x, candidate_pairs=None):
@@ -1344,7 +1351,7 @@ class Simulation:
             data, h2, z, X, sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"],
             self._tet_slots, self._svd_rotations, *self._tet_hessian_cache, ELASTIC_HESSIAN_REUSE, elastic,
             assembled_h2 == h2, self._mass_data, self._tet_changed, *self._tet_entry_groups, self._tet_group_slots,
-            self._tet_group_dirty, self._linked_slots, self._linked[3], self._linked[0], self._mount_slots,
+            self._tet_group_dirty, self._tet_group_touched, self._linked_slots, self._linked[3], self._linked[0], self._mount_slots,
             sc["mount_stiffness"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._ortho_slots)
         self._elastic = (elastic, h2)
         self._last_hessian_without_contact = (z.copy(), X, self._hessian_keys, data.copy())
@@ -1733,7 +1740,11 @@ class Simulation:
     def _init_barrier_stiffness(self, z, z_tilde, x, coll):
         """IPC's balance heuristic; kappa only grows over the simulation so resting gaps stay put."""
         g_e = self._gradient_without_contact(z, z_tilde)
-        g_b = self._PT @ contact.barrier_potential_gradient(coll, self.mesh, x, self.dhat).ravel()
+        PT = self._PT
+        g_b = np.zeros(self.n_dof)  # P^T grad B with kappa = 1
+        scene._add_barrier_gradient(g_b, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
+                                    coll.edge_edge_type, coll.eps_x, coll.weight, *self._plane_arrays, self.dhat,
+                                    1.0, False, *self._friction_arrays(None), x, 0.0)
         kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self._average_mass, g_e, g_b,
                                                      self.settings.min_barrier_stiffness_scale)
         floor = self._barrier_stiffness_floor()
@@ -1885,7 +1896,9 @@ class Simulation:
         h = self.settings.dt
         v = (z - z_t) / h
         state = self.state
-        new_x = self._deformable_positions(z)
+        sc = self._scene
+        strain = scene._strain_energies(self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
+                                        sc["tet_start"], sc["mu"], sc["lam"])
         self._store_positions(z)
         for i, (free, z_index) in enumerate(self._free_vertex_dofs):
             state.deformable_v[i][free] = v[z_index]
@@ -1907,8 +1920,7 @@ class Simulation:
             force_gap = float(penalty.contact_distances(coll, self.mesh, x).max(initial=0.0))  # every one pushes
         forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
         fric = self._resultants(friction.vertices, friction.bodies, forces, B)
-        strain = {body.name: float(tet_energies(xd, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam).sum())
-                  for body, xd in zip(self.deformables, new_x)}
+        strain = {body.name: float(energy) for body, energy in zip(self.deformables, strain)}
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
                          driver_fraction=driver_fraction, driver_lag=driver_lag, min_distance=min_distance,
                          n_contacts=n_contacts, barrier_stiffness=kappa,
@@ -1938,15 +1950,7 @@ class Simulation:
     def _resultants(self, vertices, bodies, forces, B):
         """Sum per-contact vertex forces (K,m,3) on the contacts' vertices (K,m) (-1: padding)
         between the bodies (K,2) (-1: the ground) into body-pair resultants (B+1, B+1, 3)."""
-        out = np.zeros((B + 1, B + 1, 3))
-        verts = vertices
-        valid = verts >= 0
-        owner = self.mesh.vertex_body[np.where(valid, verts, 0)]
-        a = bodies[:, 0][:, None]
-        b = np.where(bodies[:, 1] < 0, B, bodies[:, 1])[:, None]
-        partner = np.where(owner == a, b, a)
-        np.add.at(out, (owner[valid], partner[valid]), forces[valid])
-        return out
+        return scene._body_pair_resultants(vertices, bodies, self.mesh.vertex_body, forces, B)
 
     # --------------------------------------------------------------------------------- queries
     def affine_pose(self, name) -> np.ndarray:

@@ -239,6 +239,16 @@ class Gripper:
         poses = np.asarray(tooltip_poses, dtype=np.float64)
         return float((poses[1, :3, 3] - poses[0, :3, 3]) @ poses[0, :3, 2])
 
+    def top_down_grasp(self, sideways: float = 0.0, along: float = 0.0) -> np.ndarray:
+        """The gripper frame (4x4, m) pointing its z down with its x along world x (the jaws close
+        along world x) and the tooltips at the height of the world origin, e.g. mid-height of a
+        box centred there; shifted `sideways` m along its y axis and `along` m along its x axis."""
+        pose = np.eye(4)
+        pose[:3, :3] = np.diag([1.0, -1.0, -1.0])
+        tooltip_depth = float(np.mean(np.asarray(self.tooltip_transforms)[:, 2, 3]))
+        pose[:3, 3] = -pose[:3, :3] @ [0.0, 0.0, tooltip_depth] + sideways * pose[:3, 1] + along * pose[:3, 0]
+        return pose
+
     def tooltip_poses(self, grasp_pose, opening: float | None = None) -> np.ndarray:
         """World poses (2, 4, 4) of both tooltips for the gripper frame `grasp_pose` (4x4, m).
 

@@ -30,11 +30,7 @@ def box_grasp(gripper: Gripper) -> tuple[GraspObject, np.ndarray, np.ndarray]:
     """A 3 cm box resting on the ground and a top-down grasp across it at mid-height:
     (object, object_pose, grasp_pose), poses 4x4 in m."""
     obj = GraspObject.from_mesh(trimesh.creation.box(extents=(BOX_SIDE,) * 3), BOX_MASS, "warm-up box")
-    grasp_pose = np.eye(4)
-    grasp_pose[:3, :3] = np.diag([1.0, -1.0, -1.0])  # gripper z down, jaws closing along world x
-    tooltip_depth = float(np.mean(gripper.tooltip_transforms[:, 2, 3]))
-    grasp_pose[:3, 3] = -grasp_pose[:3, :3] @ [0.0, 0.0, tooltip_depth]
-    object_pose, grasp_pose = place_scene(obj.mesh, np.eye(4), grasp_pose)
+    object_pose, grasp_pose = place_scene(obj.mesh, np.eye(4), gripper.top_down_grasp())
     return obj, object_pose, grasp_pose
 
 
