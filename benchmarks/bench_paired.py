@@ -7,14 +7,16 @@ one after the other says little. Here each round starts one process per checkout
 (`--old-src` on one core, this checkout's src/ or `--new-src` on the other; the cores swap every
 round). Each process runs one untimed warm-up trial (numba cache loading; compile first if the
 cache is cold), then the grasps `--repeats` times and keeps each grasp's smallest CPU time
-(time.process_time). A round's figure is the sum of those minima; the printed ratio new/old per
-round and its median over `--rounds` are the comparison. Both checkouts must give the same trial
+(time.process_time). A round's figure is the sum of those minima. The comparison is the
+geometric mean of the rounds' ratios new/old: the two cores differ by a few per cent (core 0,
+which also serves the machine's interrupts, measured 3-5 % slower), and over an even number of
+rounds each checkout spends half of them on each core, so that factor cancels. Both checkouts must give the same trial
 outcomes for the comparison to be like for like: verdicts, labels, closing forces and Newton
 iterations are compared and any difference is listed (a speed change that is not bit for bit
 identical shows here first; `../shared/tools/cube_verdicts.py` and `bench_cube_robustness.py`
 are the full verdict checks). IPC engine, 3 cm cube, no pose noise, SimParams defaults. Run:
 git worktree add /tmp/old <commit>; .venv/bin/python benchmarks/bench_paired.py --old-src /tmp/old/src
-[--rounds 3] [--repeats 2] [--grasps 0 5] [--subdivisions 4] [--pad-resolution 0.002]
+[--rounds 4] [--repeats 2] [--grasps 0 5] [--subdivisions 4] [--pad-resolution 0.002]
 """
 
 import argparse
@@ -85,7 +87,7 @@ def main():
     parser.add_argument("--old-src", type=Path, required=True, help="src/ of the checkout to compare against")
     parser.add_argument("--new-src", type=Path, default=REPO / "src", help="src/ of the new checkout (default: this one)")
     parser.add_argument("--grasps", type=int, nargs="+", default=list(range(10)))
-    parser.add_argument("--rounds", type=int, default=3, help="paired runs (cores swap each round)")
+    parser.add_argument("--rounds", type=int, default=4, help="paired runs (cores swap each round; keep it even)")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each grasp per process (minimum kept)")
     parser.add_argument("--subdivisions", type=int, default=0, help="cube mesh subdivisions (4: 1538 vertices)")
     parser.add_argument("--pad-resolution", type=float, default=None, help="pad tet size (m); default SimParams'")
@@ -94,6 +96,8 @@ def main():
         if not (src / "ipcgrasp" / "__init__.py").is_file():
             sys.exit(f"{src} is not a src/ directory holding the ipcgrasp package; fix: pass a checkout's src/ "
                      "(e.g. git worktree add /tmp/old <commit>, then --old-src /tmp/old/src)")
+    if args.rounds % 2:
+        print(f"--rounds {args.rounds} is odd: one checkout gets a core more often, whose speed then biases the ratio")
     if len(os.sched_getaffinity(0)) < 2:
         sys.exit("bench_paired needs 2 cores to run both checkouts at once")
     core_a, core_b = sorted(os.sched_getaffinity(0))[:2]
@@ -110,8 +114,9 @@ def main():
         print(f"round {k + 1}: old {total['old']:.3f} s (core {cores[0]}), new {total['new']:.3f} s "
               f"(core {cores[1]}), CPU summed over the grasps' fastest runs; new/old {ratios[-1]:.3f}")
         outcomes = (old["outcome"], new["outcome"])
-    print(f"median new/old over {args.rounds} rounds: {statistics.median(ratios):.3f} "
-          f"(old {statistics.median(sums['old']):.3f} s, new {statistics.median(sums['new']):.3f} s)")
+    print(f"new/old over {args.rounds} rounds: geometric mean {statistics.geometric_mean(ratios):.3f}, range "
+          f"{min(ratios):.3f}-{max(ratios):.3f} (median CPU old {statistics.median(sums['old']):.3f} s, "
+          f"new {statistics.median(sums['new']):.3f} s)")
     differing = [g for g in outcomes[0] if outcomes[0][g] != outcomes[1][g]]
     if differing:
         print("the trials differ (not a like-for-like comparison: check the verdicts):")
