@@ -26,6 +26,63 @@ def test_csr_product_is_scipys_to_the_bit():
 
 
 
+def test_collision_positions_are_scipys_product_plus_the_driven_part_to_the_bit():
+    from ipcgrasp.engine.scene import _collision_positions
+
+    rng = np.random.default_rng(5)
+    P = sp.random(90, 40, density=0.1, random_state=rng, format="csr")
+    z = rng.standard_normal(40) * 10.0 ** rng.uniform(-6, 2, 40)
+    c = rng.standard_normal(90) * 10.0 ** rng.uniform(-6, 2, 90)
+    x = _collision_positions(P.indptr, P.indices, P.data, z, c)
+    assert x.shape == (30, 3)
+    np.testing.assert_array_equal(x, (P @ z + c).reshape(-1, 3))
+
+
+def test_body_pair_resultants_sum_each_vertex_force_onto_its_body_and_the_other_body_of_its_contact():
+    from ipcgrasp.engine.scene import _body_pair_resultants
+
+    rng = np.random.default_rng(7)
+    n_bodies, n_vertices, n_contacts = 3, 50, 200
+    vertex_body = rng.integers(0, n_bodies, n_vertices)
+    vertices = rng.integers(0, n_vertices, (n_contacts, 4))
+    vertices[rng.random((n_contacts, 4)) < 0.2] = -1  # padding
+    first = vertex_body[np.maximum(vertices[:, 0], 0)]
+    other = np.where(rng.random(n_contacts) < 0.3, -1, (first + 1) % n_bodies)  # -1: the ground
+    bodies = np.stack([first, other], axis=1)
+    forces = rng.standard_normal((n_contacts, 4, 3)) * 10.0 ** rng.uniform(-6, 3, (n_contacts, 4, 1))
+    expected = np.zeros((n_bodies + 1, n_bodies + 1, 3))  # the np.add.at the kernel replaced
+    valid = vertices >= 0
+    owner = vertex_body[np.where(valid, vertices, 0)]
+    a, b = bodies[:, :1], np.where(bodies[:, 1] < 0, n_bodies, bodies[:, 1])[:, None]
+    np.add.at(expected, (owner[valid], np.where(owner == a, b, a)[valid]), forces[valid])
+    np.testing.assert_array_equal(_body_pair_resultants(vertices, bodies, vertex_body, forces, n_bodies), expected)
+    assert np.any(expected[:, n_bodies] != 0.0)  # the ground column is used
+
+
+def test_strain_energies_are_each_bodys_tet_energies_summed_by_numpy_to_the_bit():
+    from ipcgrasp.engine.neohookean import rest_shape_inverse, tet_energies
+    from ipcgrasp.engine.scene import _strain_energies
+
+    rng = np.random.default_rng(11)
+    bodies = []
+    for n_tets in (3, 130, 700):  # below, at and above NumPy's pairwise block of 128
+        rest = rng.standard_normal((4 * n_tets, 3))
+        tets = np.arange(4 * n_tets).reshape(n_tets, 4)
+        inverted = np.linalg.det(rest[tets[:, 1:]] - rest[tets[:, :1]]) < 0
+        tets[inverted] = tets[inverted][:, [0, 2, 1, 3]]  # positive rest volumes
+        Dm_inv, volumes = rest_shape_inverse(rest, tets)
+        x = rest + 1e-2 * rng.standard_normal(rest.shape)
+        bodies.append((x, tets, Dm_inv, volumes, rng.uniform(1e5, 1e7), rng.uniform(1e5, 1e8)))
+    starts = np.cumsum([0] + [len(b[0]) for b in bodies])
+    X = np.concatenate([b[0] for b in bodies])
+    tets = np.concatenate([b[1] + s for b, s in zip(bodies, starts)])
+    energies = _strain_energies(X, tets, np.concatenate([b[2] for b in bodies]), np.concatenate([b[3] for b in bodies]),
+                                np.cumsum([0] + [len(b[1]) for b in bodies]), np.array([b[4] for b in bodies]),
+                                np.array([b[5] for b in bodies]))
+    for energy, (x, t, Dm_inv, volumes, mu, lam) in zip(energies, bodies):
+        assert energy == tet_energies(x, t, Dm_inv, volumes, mu, lam).sum()
+
+
 def test_step_norm_is_the_largest_position_or_contact_displacement_and_nan_stays_nan():
     from ipcgrasp.engine.scene import _step_norm
 
