@@ -85,7 +85,8 @@ def run_pair(sources, cores, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old-src", type=Path, required=True, help="src/ of the checkout to compare against")
-    parser.add_argument("--new-src", type=Path, default=REPO / "src", help="src/ of the new checkout (default: this one)")
+    parser.add_argument("--new-src", type=Path, default=REPO / "src",
+                        help="src/ of the new checkout (default: this one)")
     parser.add_argument("--grasps", type=int, nargs="+", default=list(range(10)))
     parser.add_argument("--rounds", type=int, default=4, help="paired runs (cores swap each round; keep it even)")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each grasp per process (minimum kept)")

@@ -146,7 +146,8 @@ def test_elastic_assembly_of_changed_tets_only_is_the_full_sum_to_the_bit():
 
     def full():
         out = np.empty(len(keys))
-        _assemble_elastic(out, False, mass, slots, H, scale, np.ones(n_tets, np.bool_), *groups, group_slot, dirty, touched)
+        _assemble_elastic(out, False, mass, slots, H, scale, np.ones(n_tets, np.bool_), *groups, group_slot, dirty,
+                          touched)
         return out
 
     kept = full()
@@ -164,5 +165,6 @@ def test_elastic_assembly_of_changed_tets_only_is_the_full_sum_to_the_bit():
         assert not dirty.any()
     # a tet changed without being flagged is not seen: the flags are what the kernel trusts
     H[0] += 1.0
-    _assemble_elastic(kept, True, mass, slots, H, scale, np.zeros(n_tets, np.bool_), *groups, group_slot, dirty, touched)
+    _assemble_elastic(kept, True, mass, slots, H, scale, np.zeros(n_tets, np.bool_), *groups, group_slot, dirty,
+                      touched)
     assert not np.array_equal(kept, full())

@@ -1351,8 +1351,9 @@ class Simulation:
             data, h2, z, X, sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"],
             self._tet_slots, self._svd_rotations, *self._tet_hessian_cache, ELASTIC_HESSIAN_REUSE, elastic,
             assembled_h2 == h2, self._mass_data, self._tet_changed, *self._tet_entry_groups, self._tet_group_slots,
-            self._tet_group_dirty, self._tet_group_touched, self._linked_slots, self._linked[3], self._linked[0], self._mount_slots,
-            sc["mount_stiffness"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._ortho_slots)
+            self._tet_group_dirty, self._tet_group_touched, self._linked_slots, self._linked[3], self._linked[0],
+            self._mount_slots, sc["mount_stiffness"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"],
+            self._ortho_slots)
         self._elastic = (elastic, h2)
         self._last_hessian_without_contact = (z.copy(), X, self._hessian_keys, data.copy())
         return data
