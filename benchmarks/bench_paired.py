@@ -35,20 +35,10 @@ import json, os, sys, time, warnings
 args = json.loads(sys.argv[1])
 os.sched_setaffinity(0, {args["core"]})
 warnings.simplefilter("ignore")
-import trimesh
-from ipcgrasp import GraspObject, SimParams
-from ipcgrasp.data.location import resolve_data_dir
-from ipcgrasp.data.reach import load_object, load_physical_grasps
+sys.path.insert(0, args["benchmarks"])
+from bench_trial import cube_setup
 from ipcgrasp.grasp.simulate import simulate_grasp
-data = resolve_data_dir()
-path, mass = load_object(data, "cube_3cm")
-grasps = load_physical_grasps(data, "cube_3cm")
-mesh = trimesh.load(path, force="mesh")
-for _ in range(args["subdivisions"]):
-    mesh = mesh.subdivide()
-obj = GraspObject.from_mesh(mesh, mass, "cube_3cm")
-extra = {} if args["pad_resolution"] is None else {"pad_resolution": args["pad_resolution"]}
-params = SimParams(noise_translation=0.0, noise_rotation=0.0, **extra)
+obj, grasps, params = cube_setup(args["subdivisions"], args["pad_resolution"])
 def trial(g):
     return simulate_grasp(obj, grasps.object_poses[g], grasps.grasp_poses[g], params)
 trial(args["grasps"][0])
@@ -69,7 +59,8 @@ def run_pair(sources, cores, args):
     children = []
     for src, core in zip(sources, cores):
         spec = json.dumps({"core": core, "grasps": args.grasps, "repeats": args.repeats,
-                           "subdivisions": args.subdivisions, "pad_resolution": args.pad_resolution})
+                           "subdivisions": args.subdivisions, "pad_resolution": args.pad_resolution,
+                           "benchmarks": str(REPO / "benchmarks")})
         env = dict(os.environ, PYTHONPATH=str(src))
         children.append(subprocess.Popen([sys.executable, "-c", CHILD, spec], env=env, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True))

@@ -91,6 +91,19 @@ def time_kernels():
     return spent
 
 
+def cube_setup(subdivisions=0, pad_resolution=None, close_rule="force"):
+    """The bundled 3 cm cube (its mesh subdivided `subdivisions` times), its physical grasps and
+    the benchmarks' SimParams (no pose noise; pad_resolution None: SimParams')."""
+    data = resolve_data_dir()
+    mesh_path, mass = load_object(data, "cube_3cm")
+    mesh = trimesh.load(mesh_path, force="mesh")
+    for _ in range(subdivisions):
+        mesh = mesh.subdivide()
+    extra = {} if pad_resolution is None else {"pad_resolution": pad_resolution}
+    params = SimParams(noise_translation=0.0, noise_rotation=0.0, close_rule=close_rule, **extra)
+    return GraspObject.from_mesh(mesh, mass, "cube_3cm"), load_physical_grasps(data, "cube_3cm"), params
+
+
 def run_trial(obj, object_pose, grasp_pose, params):
     procedure = _PhaseTimed(obj, object_pose, grasp_pose, params, IpcBackend)
     procedure.costs = {}
@@ -110,18 +123,10 @@ def main():
     parser.add_argument("--kernels", type=int, default=0, metavar="N",
                         help="time the engine's kernels and list the N costliest (default 0: off)")
     args = parser.parse_args()
-    data = resolve_data_dir()
-    mesh_path, mass = load_object(data, "cube_3cm")
-    grasps = load_physical_grasps(data, "cube_3cm")
-    mesh = trimesh.load(mesh_path, force="mesh")
-    for _ in range(args.subdivisions):
-        mesh = mesh.subdivide()
-    obj = GraspObject.from_mesh(mesh, mass, "cube_3cm")
-    extra = {} if args.pad_resolution is None else {"pad_resolution": args.pad_resolution}
-    params = SimParams(noise_translation=0.0, noise_rotation=0.0, close_rule=args.close_rule, **extra)
+    obj, grasps, params = cube_setup(args.subdivisions, args.pad_resolution, args.close_rule)
     load = os.getloadavg()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; "
-          f"cube {len(mesh.vertices)} vertices, pad resolution {params.pad_resolution * 1e3:.1f} mm, "
+          f"cube {len(obj.mesh.vertices)} vertices, pad resolution {params.pad_resolution * 1e3:.1f} mm, "
           f"close rule {params.close_rule}")
     t0 = time.perf_counter()
     run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)

@@ -56,14 +56,10 @@ def _csr_product(indptr, indices, data, v):
 
 @njit
 def _collision_positions(P_indptr, P_indices, P_data, z, c):
-    """x = P z + c as (N, 3) contact-surface positions (m): each row of P z summed as
-    _csr_product does, then c added, as SciPy's `P @ z + c` computes it."""
-    out = np.empty(c.shape[0])
+    """x = P z + c as (N, 3) contact-surface positions (m), as SciPy's `P @ z + c` computes it."""
+    out = _csr_product(P_indptr, P_indices, P_data, z)
     for i in range(out.shape[0]):
-        total = 0.0
-        for k in range(P_indptr[i], P_indptr[i + 1]):
-            total += P_data[k] * z[P_indices[k]]
-        out[i] = total + c[i]
+        out[i] += c[i]
     return out.reshape(-1, 3)
 
 
