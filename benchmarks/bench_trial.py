@@ -4,9 +4,11 @@ For every trial and phase (initialise incl. settle, squeeze, lift, judge incl. h
 time (s), CPU time of this process (s, time.process_time: less sensitive to other load on the
 machine than wall time), steps and Newton iterations as the trial's result counts them (a
 squeeze step the close rule's refinement retries with a shorter increment is counted once), and
-for the whole trial every step computed, retries included, and those whose drive ended with the
-jaws behind their command (the drive-and-settle continuation ran out of rounds), each with their
-Newton iterations; then the median per trial and its ratio
+for the whole trial every step computed, retries included (with every Newton iteration the
+engine computed, those of steps the close rule's overshoot test gave up during their drive
+included), those given up, and those whose drive ended with the jaws behind their command (the
+drive-and-settle continuation ran out of rounds) with their Newton iterations; then the median
+per trial and its ratio
 to 28.2 s, the median trial time of the original C++ IPC-GraspSim on these grasps. All trials
 run in one process after one untimed warm-up trial (numba compilation or cache loading), so the
 numbers are steady-state costs. `--kernels N` also times every call from Python into an engine
@@ -40,15 +42,18 @@ PHASES = ("initialise", "squeeze", "lift", "judge")
 
 class _PhaseTimed(GraspProcedure):
     """The grasp procedure, recording per phase wall time, CPU time, steps and Newton iterations,
-    and over the trial [steps, iterations] of every step computed and of those that ended with
-    the jaws lagging."""
+    and over the trial [steps, iterations] of every step computed (iterations: every one the
+    engine computed, `NEWTON_ITERATIONS`), [steps] given up, and [steps, iterations] of those
+    that ended with the jaws lagging."""
 
-    def _step(self, closed=None):
-        report = super()._step(closed)
-        for tally, counts in ((self.computed, True), (self.lagging, report.jaw_lag > 0.0)):
-            if counts:
-                tally[0] += 1
-                tally[1] += report.newton_iterations
+    def _step(self, closed=None, give_up=None):
+        report = super()._step(closed, give_up)
+        self.computed[0] += 1
+        if report is None:
+            self.given_up[0] += 1
+        elif report.jaw_lag > 0.0:
+            self.lagging[0] += 1
+            self.lagging[1] += report.newton_iterations
         return report
 
     def _timed(self, phase):
@@ -60,6 +65,17 @@ class _PhaseTimed(GraspProcedure):
         finally:
             self.costs[name] = (time.perf_counter() - wall, time.process_time() - cpu, r.steps - steps,
                                 r.newton_iterations - iters)
+
+
+NEWTON_ITERATIONS = [0]  # every Newton iteration the engine has computed in this process
+
+
+def _counting(newton):
+    def counted(self, *args, **kwargs):
+        result = newton(self, *args, **kwargs)
+        NEWTON_ITERATIONS[0] += result[1]
+        return result
+    return counted
 
 
 ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "distance", "friction", "mounts",
@@ -107,11 +123,12 @@ def cube_setup(subdivisions=0, pad_resolution=None, close_rule="force"):
 def run_trial(obj, object_pose, grasp_pose, params):
     procedure = _PhaseTimed(obj, object_pose, grasp_pose, params, IpcBackend)
     procedure.costs = {}
-    procedure.computed, procedure.lagging = [0, 0], [0, 0]
-    wall, cpu = time.perf_counter(), time.process_time()
+    procedure.computed, procedure.given_up, procedure.lagging = [0, 0], [0], [0, 0]
+    wall, cpu, iterations = time.perf_counter(), time.process_time(), NEWTON_ITERATIONS[0]
     result = procedure.run()
-    return (result, procedure.costs, procedure.computed, procedure.lagging, time.perf_counter() - wall,
-            time.process_time() - cpu)
+    procedure.computed[1] = NEWTON_ITERATIONS[0] - iterations
+    return (result, procedure.costs, procedure.computed, procedure.given_up[0], procedure.lagging,
+            time.perf_counter() - wall, time.process_time() - cpu)
 
 
 def main():
@@ -128,18 +145,20 @@ def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; "
           f"cube {len(obj.mesh.vertices)} vertices, pad resolution {params.pad_resolution * 1e3:.1f} mm, "
           f"close rule {params.close_rule}")
+    Simulation._newton = _counting(Simulation._newton)
     t0 = time.perf_counter()
     run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)
     print(f"warm-up trial (compile or cache load included): {time.perf_counter() - t0:.2f} s")
     spent = time_kernels() if args.kernels else None
     header = "".join(f" {p + ' s/cpu/st/it':>26}" for p in PHASES)
     print(f"{'grasp':>5} {'verdict':>8} {'label':>10} {'wall s':>7} {'cpu s':>7} {'steps':>5} {'iters':>6}{header}"
-          f" {'computed st/it':>14} {'lagging st/it':>13}")
-    walls, cpus, iters, computed_iters, lagging_iters = [], [], [], 0, 0
+          f" {'computed st/it':>14} {'given up':>8} {'lagging st/it':>13}")
+    walls, cpus, iters, computed_iters, lagging_iters, given_up_steps = [], [], [], 0, 0, 0
     for g in args.grasps:
-        result, costs, computed, lagging, wall, cpu = run_trial(obj, grasps.object_poses[g], grasps.grasp_poses[g],
-                                                                params)
+        result, costs, computed, given_up, lagging, wall, cpu = run_trial(obj, grasps.object_poses[g],
+                                                                          grasps.grasp_poses[g], params)
         computed_iters += computed[1]
+        given_up_steps += given_up
         lagging_iters += lagging[1]
         walls.append(wall)
         cpus.append(cpu)
@@ -147,11 +166,12 @@ def main():
         cells = "".join(f" {costs[p][0]:6.2f}/{costs[p][1]:6.2f}/{costs[p][2]:4d}/{costs[p][3]:5d}" if p in costs
                         else f" {'-':>26}" for p in PHASES)
         print(f"{g:>5} {'held' if result.success else 'FAIL':>8} {result.failure_mode or 'held':>10} {wall:7.2f} "
-              f"{cpu:7.2f} {result.steps:5d} {result.newton_iterations:6d}{cells} {computed[0]:6d}/{computed[1]:7d} {lagging[0]:6d}/{lagging[1]:6d}")
+              f"{cpu:7.2f} {result.steps:5d} {result.newton_iterations:6d}{cells} {computed[0]:6d}/{computed[1]:7d} {given_up:8d} {lagging[0]:6d}/{lagging[1]:6d}")
     wall, cpu = statistics.median(walls), statistics.median(cpus)
     print(f"median per trial: wall {wall:.2f} s, CPU {cpu:.2f} s, {statistics.median(iters):.0f} Newton iterations "
           f"counted; {1e3 * sum(cpus) / max(computed_iters, 1):.2f} ms CPU per iteration computed (retried steps "
-          f"included: {computed_iters} in all, {lagging_iters} of them in steps with the jaws lagging)")
+          f"included: {computed_iters} in all, {lagging_iters} of them in steps with the jaws lagging; "
+          f"{given_up_steps} steps given up during their drive)")
     print(f"ratio to C++ IPC-GraspSim ({CPP_MEDIAN_S} s): wall {wall / CPP_MEDIAN_S:.3f}, CPU {cpu / CPP_MEDIAN_S:.3f}")
     if spent is not None:
         total = sum(cpus)

@@ -132,6 +132,51 @@ def test_a_retry_after_a_lagging_step_sends_the_jaws_from_where_they_are():
     assert max(result.close_forces) <= OVERSHOOT * params.close_force
 
 
+def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried_as_if_finished(monkeypatch):
+    """Cube grasp 9 without noise (force rule): the step that lands the second pad drives the
+    close force past 1.5 x close_force in its first drive-and-settle round, the jaws still short
+    of their command. The IPC backend gives that step up there (Backend.step's give_up) instead of
+    finishing its rounds to 30x the close force, which the procedure would refuse too: the trial
+    ends as when every step is finished (the same verdict, steps and closing time, closing forces
+    within Newton's tolerance: the engine's caches saw the abandoned rounds), in fewer Newton
+    iterations computed."""
+    from ipcgrasp.engine.simulation import Simulation
+    from ipcgrasp.grasp.ipc_backend import IpcBackend
+
+    data = resolve_data_dir()
+    mesh_path, mass = load_object(data, "cube_3cm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PoseRoundingWarning)
+        grasps = load_physical_grasps(data, "cube_3cm")
+    cube = GraspObject.from_mesh(trimesh.load(mesh_path, force="mesh"), mass, "cube_3cm")
+    params = SimParams(close_rule="force", **FAST)
+    step, newton, given_up, computed = IpcBackend.step, Simulation._newton, [], [0]
+
+    def counted_newton(sim, *args, **kwargs):
+        out = newton(sim, *args, **kwargs)
+        computed[0] += out[1]
+        return out
+
+    def observed(backend, closed, lifted, give_up=None):
+        report = step(backend, closed, lifted, give_up)
+        given_up.append(report is None)
+        return report
+
+    monkeypatch.setattr(Simulation, "_newton", counted_newton)
+    monkeypatch.setattr(IpcBackend, "step", observed)
+    trial = simulate_grasp(cube, grasps.object_poses[9], grasps.grasp_poses[9], params, seed=0)
+    gave_up, computed_giving_up = sum(given_up), computed[0]
+    computed[0] = 0
+    monkeypatch.setattr(IpcBackend, "step", lambda backend, closed, lifted, give_up=None: step(backend, closed, lifted))
+    finished = simulate_grasp(cube, grasps.object_poses[9], grasps.grasp_poses[9], params, seed=0)
+    assert gave_up >= 1
+    assert (trial.success, trial.failure_mode, trial.steps) == (finished.success, finished.failure_mode, finished.steps)
+    assert trial.close_time == finished.close_time
+    np.testing.assert_allclose(trial.close_forces, finished.close_forces, rtol=0, atol=1e-3)
+    assert max(trial.close_forces) <= OVERSHOOT * params.close_force
+    assert computed_giving_up < computed[0]
+
+
 def test_a_push_along_the_closing_direction_is_not_a_push_out():
     """An off-centre grasp: the first jaw pushes the block 12 mm along the closing direction
     until the other catches it, and the grasp still lifts it; only the lateral part of the

@@ -231,3 +231,68 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
     tolerance = sim.settings.newton_tolerance * sim.settings.dt
     assert np.abs(np.diff(heights) - np.diff(heights_f)).max() < 0.5 * tolerance
     assert np.allclose(np.diff(heights[4:12]), 1e-4, rtol=1e-3, atol=0)
+
+
+def _pads_touching_a_box():
+    """A free 50 g box between two 16 x 16 x 4 mm pads (E = 1 MPa, mu 0.5) that close on it
+    without gravity: after one step their front faces are 10 um from it (dhat 20 um). Returns the
+    simulation and the drivers of a closing step of 60 um more, which the drive takes in several
+    drive-and-settle rounds (the barrier stiffens as the gaps shrink)."""
+    from .scenes import affine_box
+
+    half, t, gap = 0.01, 0.004, 5e-4
+    pads = [deformable_block(name, (t, 0.016, 0.016), (2, 3, 3), E=1e6, density=1000.0, prescribed_side=side)
+            for name, side in (("left", "-x"), ("right", "+x"))]
+    xl, xr = -(half + gap + t / 2), half + gap + t / 2
+    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=2e-5, eps_v=1e-4, newton_tolerance=1e-5)
+    sim = Simulation([affine_box("box", (2 * half,) * 3, 0.05), *pads],
+                     poses={"left": pose((xl, 0, 0)), "right": pose((xr, 0, 0))},
+                     friction={("box", "left"): 0.5, ("box", "right"): 0.5}, settings=settings)
+
+    def drivers(d):
+        return {"left": pose((xl + d, 0, 0)), "right": pose((xr - d, 0, 0))}
+
+    sim.step(drivers(gap - 1e-5))
+    return sim, drivers(gap + 5e-5)
+
+
+def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
+    """Simulation.step(give_up=...) is asked after every drive-and-settle round with the pads'
+    forces and strain energies there: each round's equilibrium, the pads part of the way. On a
+    box centred between them the squeeze grows from round to round, the same on both pads, and
+    stays below the step's own. Asking changes nothing; answering True
+    leaves the state, time and barrier stiffness as they were and returns None, and the step
+    taken afterwards ends where it would have (within Newton's tolerance: the engine's caches
+    saw the abandoned rounds)."""
+    import numpy as np
+
+    sim, drivers = _pads_touching_a_box()
+    rounds = []
+
+    def record(contact_force, strain_energy):
+        assert contact_force.shape == (4, 4, 3) and set(strain_energy) == {"left", "right"}
+        np.testing.assert_allclose(contact_force[1, 0], -contact_force[0, 1], rtol=1e-12, atol=1e-12)
+        rounds.append((np.linalg.norm(contact_force[0, 1]), np.linalg.norm(contact_force[0, 2]),
+                       strain_energy["left"]))
+        return False
+
+    asked = sim.step(drivers, give_up=record)
+    left, right, energy = np.array(rounds).T
+    assert len(rounds) >= 3 and asked.driver_lag == 0.0
+    assert np.all(np.diff(left) > 0) and np.all(np.diff(energy) >= 0)
+    np.testing.assert_allclose(right, left, rtol=0.02)
+    assert left[-1] < np.linalg.norm(asked.contact_force[0, 1])
+
+    plain = _pads_touching_a_box()[0].step(drivers)
+    np.testing.assert_array_equal(plain.contact_force, asked.contact_force)
+
+    sim = _pads_touching_a_box()[0]
+    before, kappa = sim.state.copy(), sim.barrier_stiffness
+    assert sim.step(drivers, give_up=lambda contact_force, _: np.linalg.norm(contact_force[0, 1]) > left[1]) is None
+    assert sim.state.time == before.time and sim.barrier_stiffness == kappa
+    for now, then in zip(sim.state.deformable_x + sim.state.affine_q, before.deformable_x + before.affine_q):
+        np.testing.assert_array_equal(now, then)
+    assert_intersection_free(sim)
+    retried = sim.step(drivers)
+    assert retried.newton_iterations == plain.newton_iterations
+    np.testing.assert_allclose(retried.contact_force, plain.contact_force, rtol=0, atol=1e-5)

@@ -1541,10 +1541,16 @@ class Simulation:
                     raise ValueError(f"{body.name} has an inverted tet (J <= 0)")
         return min(1.0, fraction)
 
-    def step(self, drivers=None, dt: float | None = None) -> StepStats:
+    def step(self, drivers=None, dt: float | None = None, give_up=None) -> StepStats | None:
         """Advance one time step. `drivers`: name -> 4x4 target pose at the end of the step for
         deformable bodies with prescribed vertices and for kinematic bodies; dt (s): this step's
         length (default settings.dt; e.g. half of it to retry a step that failed).
+        give_up: called after each drive-and-settle round that leaves the drivers short of their
+        targets (see `_step`) as give_up(contact_force, strain_energy), the normal force resultants
+        (as StepStats.contact_force) and the strain energies (as StepStats.strain_energy) where
+        that round's Newton solve converged; when it returns True the step is abandoned: the
+        simulation is left as it was before the step and None returned (a caller that would refuse
+        the step's end anyway stops paying for the rounds still to come).
         Raises StepFailed (state unchanged) when Newton does not converge or a NaN appears."""
         if dt is not None and dt != self.settings.dt:
             if not (np.isfinite(dt) and dt > 0):
@@ -1553,19 +1559,25 @@ class Simulation:
             self._last_hessian_without_contact = (None, None, None, None)  # its h^2 terms belong to the old dt
             self._carried_factorisation = False
             try:
-                return self._checked_step(drivers)
+                return self._checked_step(drivers, give_up)
             finally:
                 self.settings.dt = full
                 self._last_hessian_without_contact = (None, None, None, None)
                 self._carried_factorisation = False
-        return self._checked_step(drivers)
+        return self._checked_step(drivers, give_up)
 
-    def _checked_step(self, drivers) -> StepStats:
-        """`_step` with the state restored and StepFailed raised on any failure."""
+    def _checked_step(self, drivers, give_up=None) -> StepStats | None:
+        """`_step` with the state restored and StepFailed raised on any failure (and the state and
+        barrier stiffness restored when give_up abandons the step)."""
         started = _time.perf_counter()
-        last_good = self.state.copy()
+        last_good, kappa = self.state.copy(), self.barrier_stiffness
         try:
-            stats = self._step(drivers or {})
+            stats = self._step(drivers or {}, give_up)
+            if stats is None:
+                self.state, self.barrier_stiffness = last_good, kappa
+                self._refresh_driven()
+                self._carried_factorisation = False
+                return None
         except StepFailed:
             self.state = last_good
             self._refresh_driven()
@@ -1579,7 +1591,7 @@ class Simulation:
         stats.wall_time = _time.perf_counter() - started
         return stats
 
-    def _step(self, drivers):
+    def _step(self, drivers, give_up=None):
         self._newton_converged = True
         z_t, v_t = self.pack(), self.pack(velocities=True)
         x_t = self.collision_positions(z_t)
@@ -1615,6 +1627,8 @@ class Simulation:
             iterations += its
             alphas += a
             self._place(z)
+            if give_up is not None and give_up(self._normal_resultants(x, coll), self._strain_energy(z)):
+                return None
         z = self.pack()
         clustering = self._penalty and self.settings.penalty_clusters > 0
         passes = max(1 + clustering, self.settings.friction_iterations)
@@ -1897,9 +1911,7 @@ class Simulation:
         h = self.settings.dt
         v = (z - z_t) / h
         state = self.state
-        sc = self._scene
-        strain = scene._strain_energies(self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
-                                        sc["tet_start"], sc["mu"], sc["lam"])
+        strain = self._strain_energy(z)
         self._store_positions(z)
         for i, (free, z_index) in enumerate(self._free_vertex_dofs):
             state.deformable_v[i][free] = v[z_index]
@@ -1914,20 +1926,34 @@ class Simulation:
             normal, min_distance, n_contacts, force_gap = self._penalty_forces(coll, x, B)
             kappa = float("nan")
         else:
-            forces = contact.contact_forces(coll, self.mesh, x, self.dhat, self.barrier_stiffness / h ** 2)
-            normal = self._resultants(coll.vertices, coll.bodies, forces, B)
+            normal = self._normal_resultants(x, coll)
             min_distance, n_contacts = contact.min_distance(coll, self.mesh, x), len(coll.kind)
             kappa = self.barrier_stiffness
             force_gap = float(penalty.contact_distances(coll, self.mesh, x).max(initial=0.0))  # every one pushes
         forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
         fric = self._resultants(friction.vertices, friction.bodies, forces, B)
-        strain = {body.name: float(energy) for body, energy in zip(self.deformables, strain)}
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
                          driver_fraction=driver_fraction, driver_lag=driver_lag, min_distance=min_distance,
                          n_contacts=n_contacts, barrier_stiffness=kappa,
                          energies={"strain": sum(strain.values())}, contact_force=normal, friction_force=fric,
                          strain_energy=strain, max_penetration=self._penetration.max_depth(x),
                          max_force_gap=max(force_gap, 0.0), newton_converged=self._newton_converged)
+
+    def _strain_energy(self, z) -> dict:
+        """{deformable name: strain energy (J)} at z."""
+        sc = self._scene
+        energies = scene._strain_energies(self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
+                                          sc["tet_start"], sc["mu"], sc["lam"])
+        return {body.name: float(energy) for body, energy in zip(self.deformables, energies)}
+
+    def _normal_resultants(self, x, coll) -> np.ndarray:
+        """The normal contact forces (N) between the bodies at contact positions x (coll: the
+        active contacts there) as body-pair resultants (B+1, B+1, 3) (StepStats.contact_force)."""
+        B = len(self.bodies)
+        if self._penalty:
+            return self._penalty_forces(coll, x, B)[0]
+        forces = contact.contact_forces(coll, self.mesh, x, self.dhat, self.barrier_stiffness / self.settings.dt ** 2)
+        return self._resultants(coll.vertices, coll.bodies, forces, B)
 
     def _penalty_forces(self, coll, x, B):
         """Under penalty at the accepted x (coll: its contacts): the normal force resultants, the

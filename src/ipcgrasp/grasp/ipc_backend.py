@@ -166,11 +166,22 @@ class IpcBackend(Backend):
         poses = self.tooltip_poses(closed, lifted)
         return {PADS[0]: poses[0], PADS[1]: poses[1], BACKINGS[0]: poses[0], BACKINGS[1]: poses[1]}
 
-    def step(self, closed: float, lifted: float) -> StepReport:
+    def step(self, closed: float, lifted: float, give_up=None) -> StepReport | None:
         """One step; a step Newton cannot solve (e.g. a squeezed pad springing back as the object
-        leaves it) is retried once as two half steps, the jaws half way at the first."""
+        leaves it) is retried once as two half steps, the jaws half way at the first. give_up is
+        asked after each of the engine's drive-and-settle rounds that leave the jaws short (not in
+        the half steps)."""
+        o, p0, p1 = self._index
+
+        def engine_give_up(contact_force, strain_energy):
+            return give_up(tuple(float(np.linalg.norm(contact_force[o, p])) for p in (p0, p1)),
+                           tuple(strain_energy[pad] for pad in PADS))
+
         try:
-            s = self.stats = self.sim.step(self._drivers(closed, lifted))
+            s = self.sim.step(self._drivers(closed, lifted), give_up=engine_give_up if give_up else None)
+            if s is None:
+                return None
+            self.stats = s
         except StepFailed as exc:
             (closed0, lifted0), half = self._jaws, 0.5 * self.dt
             try:
@@ -185,7 +196,6 @@ class IpcBackend(Backend):
         else:
             self._step_length = self.dt
         self._jaws = (closed, lifted)
-        o, p0, p1 = self._index
         ground = len(self.sim.bodies)  # the ground's index in the engine's force tables
         return StepReport(time=s.time,
                           pad_forces=tuple(float(np.linalg.norm(s.contact_force[o, p])) for p in (p0, p1)),

@@ -215,15 +215,20 @@ class GraspProcedure:
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
                 # drive lagged, the rest of that lag would otherwise be in every retry's motion.
                 target = min((self.closed if refinement == 0 else reached) + increment, travel)
-                report = self._guarded(lambda: self._step(target), phase="squeeze")
-                on_object = [f > 0.0 for f in report.pad_forces]
-                level = self._close_level(report)
-                if level <= OVERSHOOT or not all(t or o for t, o in zip(touched, on_object)) \
-                        or refinement == MAX_REFINEMENTS:  # the smallest increment stands, overshoot or not
+                last = refinement == MAX_REFINEMENTS  # the smallest increment stands, overshoot or not
+                # The backend may stop a step that overshoots on the way (an equilibrium with the jaws
+                # short of the target): a shorter increment is due even if the object then shifts
+                # and the step would end below the bound.
+                give_up = None if last else (lambda forces, energies: self._overshoots(forces, energies, touched))
+                report = self._guarded(lambda: self._step(target, give_up), phase="squeeze")
+                if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
+                                                                        touched)):
                     break
                 backend.restore(saved)  # overshot the close rule: retry with half the increment
                 self._restore_counters(counters)
                 increment *= 0.5
+            on_object = [f > 0.0 for f in report.pad_forces]
+            level = self._close_level(report.pad_forces, report.pad_energies)
             self.closed, progress = target, target - report.jaw_lag - reached
             reached += progress
             touched = [t or o for t, o in zip(touched, on_object)]
@@ -361,11 +366,14 @@ class GraspProcedure:
         r.critical_mass, r.critical_mass_force, r.critical_mass_reason = ramp.mass, ramp.force, ramp.reason
 
     # ---------------------------------------------------------------------------------- helpers
-    def _step(self, closed: float | None = None) -> StepReport:
-        """One backend step with the jaws at (closed, self.lifted); counts it in the result."""
+    def _step(self, closed: float | None = None, give_up=None) -> StepReport | None:
+        """One backend step with the jaws at (closed, self.lifted); counts it in the result. None
+        (nothing counted) when give_up (see Backend.step) abandoned it."""
         p, r = self.params, self.result
         closed = self.closed if closed is None else closed
-        report = self.backend.step(closed, self.lifted)
+        report = self.backend.step(closed, self.lifted, give_up)
+        if report is None:
+            return None
         r.steps += 1
         r.newton_iterations += report.newton_iterations
         r.newton_fallback_steps += not report.newton_converged
@@ -412,13 +420,20 @@ class GraspProcedure:
         del r.frames[n_frames:]
         del r.trajectory[n_steps:]
 
-    def _close_level(self, report: StepReport) -> float:
+    def _close_level(self, pad_forces, pad_energies) -> float:
         """How far the close rule's threshold quantity is (1 = exactly at it): the smaller pad
-        force over close_force, or the smaller pad strain energy over psi_th."""
+        force over close_force, or the smaller pad strain energy over psi_th (StepReport's
+        pad_forces, N, and pad_energies, J)."""
         p = self.params
         if p.close_rule == "force":
-            return min(report.pad_forces) / p.close_force
-        return min(report.pad_energies) / p.psi_th
+            return min(pad_forces) / p.close_force
+        return min(pad_energies) / p.psi_th
+
+    def _overshoots(self, pad_forces, pad_energies, touched) -> bool:
+        """A squeeze step overshot the close rule: both pads are on the object (or touched it
+        before, `touched`) and the rule's quantity is past OVERSHOOT x its threshold."""
+        return (all(t or f > 0.0 for t, f in zip(touched, pad_forces))
+                and self._close_level(pad_forces, pad_energies) > OVERSHOOT)
 
     def _closed(self, report: StepReport, on_object) -> bool:
         """The close rule, counted only while both pads touch the object (pads squeezing each
