@@ -79,7 +79,7 @@ def _counting(newton):
 
 
 ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "distance", "friction", "mounts",
-                  "neohookean", "penalty", "penetration", "simulation")
+                  "neohookean", "penalty", "penetration", "scene", "simulation")
 
 
 def time_kernels():
