@@ -33,6 +33,16 @@ def top_down_grasp(sideways: float = 0.0, along: float = 0.0) -> np.ndarray:
     return Gripper.yumi().top_down_grasp(sideways, along)
 
 
+def bundled_cube():
+    """The bundled 3 cm cube (GraspObject) and its physical grasps."""
+    data = resolve_data_dir()
+    mesh_path, mass = load_object(data, "cube_3cm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PoseRoundingWarning)
+        grasps = load_physical_grasps(data, "cube_3cm")
+    return GraspObject.from_mesh(trimesh.load(mesh_path, force="mesh"), mass, "cube_3cm"), grasps
+
+
 def test_grasp_pose_puts_the_tooltips_on_the_block_faces_at_mid_height():
     tips = Gripper.yumi().tooltip_poses(top_down_grasp())
     np.testing.assert_allclose(tips[:, :3, 3], [[-0.025, 0, 0], [0.025, 0, 0]], atol=1e-4)
@@ -120,12 +130,7 @@ def test_a_retry_after_a_lagging_step_sends_the_jaws_from_where_they_are():
     close force 18-fold. A retry that re-sent the jaws the halved increment from their command
     kept the lag in its motion: every halving ended at the same 370 N and the squeeze closed at
     320 N. From where the jaws are, the retry lands within the overshoot bound."""
-    data = resolve_data_dir()
-    mesh_path, mass = load_object(data, "cube_3cm")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PoseRoundingWarning)
-        grasps = load_physical_grasps(data, "cube_3cm")
-    cube = GraspObject.from_mesh(trimesh.load(mesh_path, force="mesh"), mass, "cube_3cm")
+    cube, grasps = bundled_cube()
     params = SimParams(E=1e8, mu=0.4, close_rule="force", lift_height=0.005, hold_time=0.04)
     result = simulate_grasp(cube, grasps.object_poses[17], grasps.grasp_poses[17], params, seed=trial_seed(0, 17, 1))
     assert result.success, result.reason
@@ -143,12 +148,7 @@ def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried
     from ipcgrasp.engine.simulation import Simulation
     from ipcgrasp.grasp.ipc_backend import IpcBackend
 
-    data = resolve_data_dir()
-    mesh_path, mass = load_object(data, "cube_3cm")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PoseRoundingWarning)
-        grasps = load_physical_grasps(data, "cube_3cm")
-    cube = GraspObject.from_mesh(trimesh.load(mesh_path, force="mesh"), mass, "cube_3cm")
+    cube, grasps = bundled_cube()
     params = SimParams(close_rule="force", **FAST)
     step, newton, given_up, computed = IpcBackend.step, Simulation._newton, [], [0]
 
