@@ -1574,19 +1574,14 @@ class Simulation:
         try:
             stats = self._step(drivers or {}, give_up)
             if stats is None:
-                self.state, self.barrier_stiffness = last_good, kappa
-                self._refresh_driven()
-                self._carried_factorisation = False
+                self.restore(last_good)
+                self.barrier_stiffness = kappa
                 return None
         except StepFailed:
-            self.state = last_good
-            self._refresh_driven()
-            self._carried_factorisation = False
+            self.restore(last_good)
             raise
         except (FloatingPointError, np.linalg.LinAlgError, RuntimeError, ValueError) as exc:
-            self.state = last_good
-            self._refresh_driven()
-            self._carried_factorisation = False
+            self.restore(last_good)
             raise StepFailed(f"{type(exc).__name__}: {exc}", last_good.copy()) from exc
         stats.wall_time = _time.perf_counter() - started
         return stats

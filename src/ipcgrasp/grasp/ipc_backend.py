@@ -178,7 +178,7 @@ class IpcBackend(Backend):
                            tuple(strain_energy[pad] for pad in PADS))
 
         try:
-            s = self.sim.step(self._drivers(closed, lifted), give_up=engine_give_up if give_up else None)
+            s = self.sim.step(self._drivers(closed, lifted), give_up=None if give_up is None else engine_give_up)
             if s is None:
                 return None
             self.stats = s
