@@ -85,3 +85,18 @@ def test_a_numba_kernel_factors_and_solves_without_python():
     x = doubled_and_solved(upper.data, rhs, s.where, s.Cp, s.Ci, s.Cx, s.Lp, s.Li, s.Lx, s.D, s.Dinv, s.Lnz,
                            s.etree, s.bwork, s.iwork, s.fwork, s.perm, s.x)
     np.testing.assert_allclose(x, spla.spsolve(2.0 * full(upper), rhs), rtol=1e-10, atol=0)
+
+
+def test_positive_definite_follows_the_eigenvalues():
+    """positive_definite after factor() says whether every eigenvalue is positive (numpy's
+    eigvalsh), for SPD matrices and for the same ones shifted to be indefinite."""
+    for seed in range(5):
+        upper = spd_upper(40, 0.08, seed)
+        ldlt = Ldlt(upper.indptr, upper.indices, 40)
+        eigenvalues = np.linalg.eigvalsh(full(upper).toarray())
+        for shift in (0.0, 0.5 * (eigenvalues[0] + eigenvalues[1])):  # the second: one eigenvalue negative
+            shifted = upper.copy()
+            shifted.data[upper.indptr[1:] - 1] -= shift  # the last entry of each column is its diagonal
+            assert ldlt.factor(shifted.data)
+            assert ldlt.positive_definite == (np.linalg.eigvalsh(full(shifted).toarray())[0] > 0.0)
+            assert ldlt.positive_definite == (shift == 0.0)

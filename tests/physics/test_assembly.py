@@ -26,9 +26,9 @@ def step_inputs(sim, rng):
     return z, friction, x_t, x, sim._collisions(x)
 
 
-def reference_hessian(sim, z, friction, x_t, x, coll):
+def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
     """M + h^2 (elastic + orthogonality) + P^T (kappa B'' + D'') P, assembled by scipy from
-    dense per-element Hessians."""
+    dense per-element Hessians (B'': each contact's PSD-projected with project_contacts)."""
     h2 = sim.settings.dt ** 2
     n = sim.n_dof
     H = sim._M.toarray()
@@ -43,7 +43,7 @@ def reference_hessian(sim, z, friction, x_t, x, coll):
         H[off:off + 12, off:off + 12] += h2 * orthogonality_potential_hessian(z[off:off + 12], body.stiffness,
                                                                             body.volume)
     n3 = 3 * sim.n_collision_vertices
-    r, c, v = contact.barrier_potential_hessian(coll, sim.mesh, x, sim.dhat)
+    r, c, v = contact.barrier_potential_hessian(coll, sim.mesh, x, sim.dhat, project_to_psd=project_contacts)
     Hx = sp.coo_matrix((sim.barrier_stiffness * v, (r, c)), shape=(n3, n3)).toarray()
     r, c, v = contact.friction_potential_hessian(friction, sim.mesh, x - x_t, sim.settings.eps_v * sim.settings.dt)
     Hx += sp.coo_matrix((v, (r, c)), shape=(n3, n3)).toarray()
@@ -81,6 +81,32 @@ def test_assembled_hessian_and_solve_match_scipy():
         H_ref = reference_hessian(sim, zz, friction, x_t, xx, coll)[0]
         p_ref = spla.spsolve(sp.csc_matrix(H_ref), rhs)
         np.testing.assert_allclose(p, p_ref, rtol=0, atol=1e-9 * np.abs(p_ref).max())
+
+
+def test_unprojected_contact_hessian_and_the_newton_direction_it_gives():
+    """_hessian(project=False) is the reference with each barrier Hessian unprojected, and
+    _newton_direction with project_contacts=False solves with it exactly when it is positive
+    definite (numpy's eigenvalues decide), else with the projected Hessian."""
+    rng = np.random.default_rng(7)
+    sim = box_pad_scene()
+    z, friction, x_t, x, coll = step_inputs(sim, rng)
+    g = sim._gradient(z, sim._predicted(sim.pack(), sim.pack(velocities=True)), friction, x_t, x, coll)
+    seen = set()
+    for kappa_scale in (1.0, 1e4):  # a stiff barrier makes the contacts' negative curvature win
+        sim.barrier_stiffness *= kappa_scale
+        H_proj = reference_hessian(sim, z, friction, x_t, x, coll)[0]
+        H_exact = reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=False)[0]
+        assert not np.allclose(H_exact, H_proj)
+        data = sim._hessian(z, friction, x_t, x, coll, project=False)
+        np.testing.assert_allclose(full_from_upper(sim, data), H_exact, rtol=0, atol=1e-12 * np.abs(H_exact).max())
+        definite = np.linalg.eigvalsh(H_exact)[0] > 0.0
+        seen.add(definite)
+        p = sim._newton_direction(z, g, friction, x_t, x, coll, project_contacts=False)
+        expected = np.linalg.solve(H_exact if definite else H_proj, -g)
+        np.testing.assert_allclose(p, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
+        np.testing.assert_allclose(sim._newton_direction(z, g, friction, x_t, x, coll, project_contacts=True),
+                                   np.linalg.solve(H_proj, -g), rtol=0, atol=1e-8 * np.abs(expected).max())
+    assert seen == {True, False}  # both branches ran
 
 
 def test_drive_coupling_is_the_exact_hessian_product():

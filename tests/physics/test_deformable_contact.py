@@ -1,5 +1,8 @@
 """Deformable bodies in contact: uniaxial Neo-Hookean compression, and a box held by two pads."""
 
+import collections
+
+import numpy as np
 import pytest
 
 from ipcgrasp.engine.bodies import Ground
@@ -296,3 +299,36 @@ def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
     retried = sim.step(drivers)
     assert retried.newton_iterations == plain.newton_iterations
     np.testing.assert_allclose(retried.contact_force, plain.contact_force, rtol=0, atol=1e-5)
+
+
+def test_unprojected_contact_hessians_near_convergence_change_no_outcome(monkeypatch):
+    """A box squeezed off-centre between pads (it rolls a little under the pads' barrier) with the
+    barrier Hessians unprojected once Newton is near convergence, and always projected: the
+    unprojected Hessian is used and takes no more Newton iterations (on the cube grasps it takes
+    fewer: benchmarks/bench_trial.py), every step stays intersection-free, and the box ends where
+    the always-projected solve puts it and with the same pad forces, within the Newton tolerance."""
+    from ipcgrasp.engine import simulation
+
+    direction = simulation.Simulation._newton_direction
+
+    def squeeze(near):
+        monkeypatch.setattr(simulation, "UNPROJECTED_CONTACTS_NEAR", near)
+        calls = collections.Counter()
+
+        def counted(self, *args, project_contacts):
+            calls[project_contacts] += 1
+            return direction(self, *args, project_contacts=project_contacts)
+
+        monkeypatch.setattr(simulation.Simulation, "_newton_direction", counted)
+        sim, _, forces = box_between_pads(0.5, pad_E=1e6, contact_force_scale=2.0, box_offset=(0.0, 3e-3, 2e-3),
+                                          on_step=assert_intersection_free)
+        return sim, forces, calls
+
+    near = simulation.UNPROJECTED_CONTACTS_NEAR
+    projected, forces_projected, calls_projected = squeeze(-1.0)  # never
+    unprojected, forces_unprojected, calls = squeeze(near)
+    assert calls_projected[False] == 0 and calls[False] > 0
+    assert sum(calls.values()) <= sum(calls_projected.values())
+    tolerance = unprojected.settings.newton_tolerance * unprojected.settings.dt
+    np.testing.assert_allclose(unprojected.vertices("box"), projected.vertices("box"), rtol=0, atol=10 * tolerance)
+    np.testing.assert_allclose(forces_unprojected, forces_projected, rtol=1e-3)

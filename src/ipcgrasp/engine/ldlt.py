@@ -114,14 +114,16 @@ class Ldlt:
         self.bwork = np.empty(n, dtype=np.uint8)
         self.iwork = np.empty(3 * n, dtype=np.int64)
         self.factored = False
+        self.positive_definite = False
 
     def factor(self, data) -> bool:
         """Factor the matrix with upper-triangle values `data` (in the pattern's order); False if
         a pivot is zero (the matrix is singular), and nothing to solve with until a factor
-        succeeds."""
+        succeeds. Sets positive_definite: True when every pivot of D is positive."""
         positive = _factor_values(data, self.where, self.Cp, self.Ci, self.Cx, self.Lp, self.Li, self.Lx, self.D,
                                   self.Dinv, self.Lnz, self.etree, self.bwork, self.iwork, self.fwork)
         self.factored = positive >= 0
+        self.positive_definite = positive == self.D.shape[0]  # every pivot positive (Sylvester's law)
         return self.factored
 
     def solve(self, rhs) -> np.ndarray:

@@ -102,6 +102,16 @@ DRIVER_AT_REST = 1e-12
 # solve when it is below CARRIED_CONVERGED times the Newton tolerance.
 CARRIED_MODEL = (0.5, 2.0)
 CARRIED_CONVERGED = 0.5
+# Once a Newton step is within this many times the tolerance (newton_tolerance x dt), the next one
+# is tried with the barrier Hessians unprojected and kept when the whole Hessian is still positive
+# definite; else, and further out, each contact's barrier Hessian is PSD-projected. Near a minimiser
+# the projection overestimates the curvature where a contact's Hessian is indefinite (an object
+# rolling or sliding between pads: the true curvature along the Newton step was 5-15 % of the
+# projected one), so projected Newton converges there linearly, by about 10 % an iteration, and
+# unprojected it converges quadratically. Further out the unprojected step can carry an object
+# across a tipping edge the projected solve does not: from 5 times the tolerance on, one tipping
+# event of the noisy cube trials ended the other way (benchmarks/README.md, twelfth pass).
+UNPROJECTED_CONTACTS_NEAR = 2.5
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -451,14 +461,15 @@ def _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, scale, z_inde
 @njit
 def _add_contact_hessians(data, indptr, indices, z_index, z_coef, dense_lo, x, kind, vertices, ee_type, eps_x,
                           weight, origin, normal, dhat, kappa, friction, f_kind, f_vertices, f_basis, f_coords, f_mu,
-                          f_force, x_t, eps_u):
-    """data += P^T (kappa PSD-projected barrier Hessians [+ friction Hessians with `friction`]) P,
+                          f_force, x_t, eps_u, project):
+    """data += P^T (kappa barrier Hessians, each PSD-projected with `project` [+ friction
+    Hessians with `friction`]) P,
     block by block (_add_mapped_blocks). Returns how many z-space entries the pattern lacks and
     the x-space terms, ((rows, cols, vals, scale, offsets) of the barrier, then of friction), to
     grow the pattern from when it lacks some."""
     offsets = contact._triplet_offsets(kind)
     rows, cols, vals = contact._barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
-                                                 dhat * dhat, True, offsets)
+                                                 dhat * dhat, project, offsets)
     missing = _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, kappa, z_index, z_coef, dense_lo)
     f_offsets = contact._triplet_offsets(f_kind)
     if friction:
@@ -1293,10 +1304,11 @@ class Simulation:
         g += self._PT @ gx
         return g
 
-    def _hessian(self, z, friction, x_t, x, coll):
-        """Upper-triangle CSC values (in the current pattern) of the PSD-projected Hessian of the
-        incremental potential at z; x, coll: the contact positions and active contacts at z. The
-        pattern grows when contacts couple degrees of freedom it lacks."""
+    def _hessian(self, z, friction, x_t, x, coll, project=True):
+        """Upper-triangle CSC values (in the current pattern) of the Hessian of the incremental
+        potential at z, its contact blocks PSD-projected with `project` (barrier; the penalty
+        model's are always); x, coll: the contact positions and active contacts at z. The pattern
+        grows when contacts couple degrees of freedom it lacks."""
         data = self._hessian_without_contact(z)
         self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
         s = self.settings
@@ -1306,7 +1318,7 @@ class Simulation:
                 data, self._indptr, self._indices, self._z_index, self._z_coef, self._dense_lo, x, coll.kind,
                 coll.vertices, coll.edge_edge_type, coll.eps_x, coll.weight, *contact._plane_arrays(self.mesh),
                 self.dhat, self.barrier_stiffness, friction is not None, *self._friction_arrays(friction),
-                x if x_t is None else x_t, s.eps_v * s.dt)
+                x if x_t is None else x_t, s.eps_v * s.dt, project)
             if friction is None:
                 terms.pop()
             return self._grown(data, fixed, terms) if missing else data
@@ -1372,13 +1384,17 @@ class Simulation:
                                               self._z_index, self._z_coef, self._dense_lo)
         return missing
 
-    def _solve(self, data, rhs):
-        """Solve H p = rhs for the Hessian values `data` (LDL^T, engine.ldlt; the fill-reducing
-        ordering and symbolic analysis are reused while the pattern stays)."""
+    def _factor(self, data) -> bool:
+        """Factor the Hessian with values `data` (LDL^T, engine.ldlt; the fill-reducing ordering
+        and symbolic analysis are reused while the pattern stays); False if it is singular."""
         self._factored = None
         if self._solver is None:
             self._solver = Ldlt(self._indptr, self._indices, self.n_dof)
-        if not self._solver.factor(data):
+        return self._solver.factor(data)
+
+    def _solve(self, data, rhs):
+        """Solve H p = rhs for the Hessian values `data`."""
+        if not self._factor(data):
             raise StepFailed("the Newton Hessian is singular (a zero pivot in its LDL^T)", self.state.copy())
         return self._solver.solve(rhs)
 
@@ -1784,6 +1800,7 @@ class Simulation:
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
         iteration = 0
+        step_norm = np.inf  # of the last Newton step
         while iteration <= s.max_newton_iterations:
             iteration += 1
             if g is None:
@@ -1800,7 +1817,8 @@ class Simulation:
                 step_norm, dx = self._step_norm(p)
                 carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
             if not carried:
-                p = self._solve(self._hessian(z, friction, x_t, x, coll), -g)
+                near = step_norm / h <= UNPROJECTED_CONTACTS_NEAR * s.newton_tolerance
+                p = self._newton_direction(z, g, friction, x_t, x, coll, project_contacts=self._penalty or not near)
                 if not np.isfinite(p).all():
                     raise StepFailed("linear solve produced NaN/inf", self.state.copy())
                 step_norm, dx = self._step_norm(p)
@@ -1856,6 +1874,16 @@ class Simulation:
             self._newton_converged = False
             return best[1], s.max_newton_iterations, alphas, best[2], best[3]
         raise StepFailed(f"Newton did not converge in {s.max_newton_iterations} iterations", self.state.copy())
+
+    def _newton_direction(self, z, g, friction, x_t, x, coll, project_contacts):
+        """The Newton step -H^-1 g at z (g: the gradient there). Without project_contacts, H has
+        the barrier Hessians unprojected when it is then positive definite (every LDL^T pivot
+        positive); else, and with project_contacts, each is PSD-projected."""
+        if not project_contacts:
+            unprojected = self._hessian(z, friction, x_t, x, coll, project=False)
+            if self._factor(unprojected) and self._solver.positive_definite:
+                return self._solver.solve(-g)
+        return self._solve(self._hessian(z, friction, x_t, x, coll), -g)
 
     def _step_norm(self, p):
         """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
