@@ -177,9 +177,9 @@ def _lift_held_box(steps, hold=0):
         rounds[-1] += 1
         return drive(*args)
 
-    def counted_hessian(*args):
+    def counted_hessian(*args, **kwargs):
         hessians[-1] += 1
-        return hessian(*args)
+        return hessian(*args, **kwargs)
 
     sim._drive, sim._hessian = counted_drive, counted_hessian
     heights, stats = [], []
