@@ -8,8 +8,9 @@ and the 12 affine coordinates of each affine body),
 with z~ = z_t + h v_t + h^2 a_gravity, B the summed log barrier over active contacts, D the
 lagged smoothed friction (normal forces and tangent bases from the start of the step), and
 x(z) = P z + c the contact-surface vertex positions (P constant, c the driven vertices).
-Projected Newton with a sparse direct solve; the line search clips the step by CCD, then by tet
-inversion, then backtracks on E. Every accepted configuration is intersection-free.
+Projected Newton with a sparse direct solve (near convergence with the barrier Hessians
+unprojected while the Hessian stays positive definite); the line search clips the step by CCD,
+then by tet inversion, then backtracks on E. Every accepted configuration is intersection-free.
 
 With SolverSettings.contact_model = "penalty" the barrier is replaced by the BLEM penalty
 potential of `penalty` (h^2 times its energy, lagged friction with penalty normal forces,
@@ -1789,7 +1790,8 @@ class Simulation:
         return float(self.settings.contact_force_scale) / per_kappa
 
     def _newton(self, z, z_tilde, friction, x_t, x, coll, min_iterations=0):
-        """Projected Newton from z (x, coll: its contact positions and active contacts); returns
+        """Projected Newton from z (x, coll: its contact positions and active contacts; the contact
+        Hessians unprojected near convergence: _newton_direction); returns
         the converged z, the iterations, the line-search fractions, and x, coll at the result.
         min_iterations: Newton steps taken before the convergence test may end the solve (a
         warm start is a guess, not an iterate of this solve)."""
