@@ -78,7 +78,6 @@ def test_a_driven_pad_pushing_a_free_box_follows_its_trajectory():
     box is driven ahead of the pad: it ends at least as fast as the pad and, the push being
     partly elastic (the squeezed pad springs back), at most twice as fast (a perfectly elastic
     bounce off a wall moving at v)."""
-    import numpy as np
 
     from .scenes import affine_box
 
@@ -102,7 +101,6 @@ def _push_box_along_the_ground(steps=30):
     """A pad glued to a driven back face pushes a 50 g box across the ground (mu 0.3) at
     12.5 mm/s from 0.2 mm away. Returns the simulation, the per-step stats, the box's x after
     every step and the number of drive rounds (Simulation._drive calls) per step."""
-    import numpy as np
 
     from .scenes import affine_box
 
@@ -134,7 +132,6 @@ def test_a_pad_pushing_a_box_along_the_ground_settles_each_step_in_one_newton_it
     Newton iteration (the drive-and-settle continuation took 4-8 here), the pad exactly at its
     target and the box at the pad's speed; the pad's push balances ground friction
     (0.3 x 0.05 kg x g = 0.147 N) to within the smoothing."""
-    import numpy as np
 
     sim, stats, box_x, rounds = _push_box_along_the_ground()
     assert all(s.driver_fraction == 1.0 and s.driver_lag == 0.0 for s in stats)
@@ -150,7 +147,6 @@ def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does(monke
     """Both start the same Newton solve of the same incremental potential, from different
     points: after 30 steps the box is where the continuation alone puts it to 5e-8 m (the
     Newton tolerance is 2e-7 m per step) and pushed with the same force to 1e-3 N."""
-    import numpy as np
 
     sim, stats, box_x, _ = _push_box_along_the_ground()
     monkeypatch.setattr(Simulation, "_warm_start", lambda self, *args: None)
@@ -167,7 +163,6 @@ def _lift_held_box(steps, hold=0):
     """A 1 kg box squeezed between two pads (mu 0.5, about 60 N each), lifted 0.1 mm per 10 ms step
     under gravity and held still for `hold` steps, checked intersection-free after every step:
     (the simulation, per step its StepStats, drive rounds and Hessians assembled, the box heights)."""
-    import numpy as np
 
     sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
     sim.set_gravity((0, 0, -9.81))
@@ -200,7 +195,6 @@ def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
     rest would slide them past it (Simulation._warm_start refuses guesses that slide friction
     contacts more than the bodies' own velocities do). Once the box moves with the pads the
     steps are warm-started and take one Newton iteration, and the box rises at the pads' speed."""
-    import numpy as np
 
     _, stats, rounds, _, heights = _lift_held_box(10)
     assert all(s.driver_lag == 0.0 for s in stats)
@@ -216,7 +210,6 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
     fresh Hessians to half the Newton tolerance (newton_tolerance dt = 1e-7 m per step here); both
     rise at the pads' speed. Held still, a step's drive predictor uses it too: one Hessian (the
     Newton solve's) instead of two."""
-    import numpy as np
 
     _, _, _, hessians, heights = _lift_held_box(12, hold=3)
     accept = Simulation._accept
@@ -267,7 +260,6 @@ def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
     leaves the state, time and barrier stiffness as they were and returns None, and the step
     taken afterwards ends where it would have (within Newton's tolerance: the engine's caches
     saw the abandoned rounds)."""
-    import numpy as np
 
     sim, drivers = _pads_touching_a_box()
     rounds = []
