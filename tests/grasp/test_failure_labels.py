@@ -111,7 +111,7 @@ class ScriptedBackend(Backend):
         self.fail_at, self.dropped = fail_at, dropped
         self.time, self.closed, self.lifted, self.lift_steps = 0.0, 0.0, 0.0, 0
 
-    def step(self, closed, lifted, give_up=None):
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
         if lifted > 0.0:
             self.lift_steps += 1
             if self.lift_steps == self.fail_at:

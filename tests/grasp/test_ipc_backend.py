@@ -25,7 +25,7 @@ def backend():
 def test_a_failed_step_is_retried_as_two_half_steps(backend, monkeypatch):
     real, lengths = Simulation.step, []
 
-    def step(sim, drivers=None, dt=None, give_up=None):
+    def step(sim, drivers=None, dt=None, give_up=None, coarse_rounds=False):
         lengths.append(dt)
         if dt is None:
             raise StepFailed("injected: Newton did not converge", sim.state.copy())
@@ -46,7 +46,7 @@ def test_a_failed_step_is_retried_as_two_half_steps(backend, monkeypatch):
 def test_a_step_that_fails_twice_raises_and_keeps_the_last_good_state(backend, monkeypatch):
     before = backend.sim.state.copy()
 
-    def step(sim, drivers=None, dt=None, give_up=None):
+    def step(sim, drivers=None, dt=None, give_up=None, coarse_rounds=False):
         raise StepFailed("injected", sim.state.copy())
 
     monkeypatch.setattr(Simulation, "step", step)

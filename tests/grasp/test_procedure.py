@@ -157,8 +157,8 @@ def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried
         computed[0] += out[1]
         return out
 
-    def observed(backend, closed, lifted, give_up=None):
-        report = step(backend, closed, lifted, give_up)
+    def observed(backend, closed, lifted, give_up=None, coarse_rounds=False):
+        report = step(backend, closed, lifted, give_up, coarse_rounds)
         given_up.append(report is None)
         return report
 
@@ -167,7 +167,8 @@ def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried
     trial = simulate_grasp(cube, grasps.object_poses[9], grasps.grasp_poses[9], params, seed=0)
     gave_up, computed_giving_up = sum(given_up), computed[0]
     computed[0] = 0
-    monkeypatch.setattr(IpcBackend, "step", lambda backend, closed, lifted, give_up=None: step(backend, closed, lifted))
+    monkeypatch.setattr(IpcBackend, "step", lambda backend, closed, lifted, give_up=None, coarse_rounds=False:
+                        step(backend, closed, lifted, coarse_rounds=coarse_rounds))
     finished = simulate_grasp(cube, grasps.object_poses[9], grasps.grasp_poses[9], params, seed=0)
     assert gave_up >= 1
     assert (trial.success, trial.failure_mode, trial.steps) == (finished.success, finished.failure_mode, finished.steps)
@@ -175,6 +176,50 @@ def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried
     np.testing.assert_allclose(trial.close_forces, finished.close_forces, rtol=0, atol=1e-3)
     assert max(trial.close_forces) <= OVERSHOOT * params.close_force
     assert computed_giving_up < computed[0]
+
+
+def test_squeeze_rounds_are_settled_coarsely_only_once_both_pads_touch(monkeypatch):
+    """Cube grasp 4 without noise (force rule): the procedure asks the backend for coarse
+    drive-and-settle rounds (Backend.step's coarse_rounds) in the squeeze steps that start with
+    both pads on the cube, and in no other step (a pad pushing the cube alone, the lift, the
+    hold). The trial ends as with every round solved to the full tolerance: the same verdict,
+    steps and closing time, closing forces within 1 N (the close band is 10 N wide: the
+    refinement's secant lands elsewhere in it), in fewer Newton iterations computed."""
+    from ipcgrasp.engine.simulation import Simulation
+    from ipcgrasp.grasp.ipc_backend import IpcBackend
+
+    cube, grasps = bundled_cube()
+    params = SimParams(close_rule="force", **FAST)
+    step, newton, computed = IpcBackend.step, Simulation._newton, [0]
+    asked, touched = [], [False, False]  # (coarse_rounds, both pads have touched the cube, lifted)
+
+    def counted_newton(sim, *args, **kwargs):
+        out = newton(sim, *args, **kwargs)
+        computed[0] += out[1]
+        return out
+
+    def observed(backend, closed, lifted, give_up=None, coarse_rounds=False):
+        asked.append((coarse_rounds, all(touched), lifted))
+        report = step(backend, closed, lifted, give_up, coarse_rounds)
+        if report is not None:
+            touched[:] = [t or f > 0.0 for t, f in zip(touched, report.pad_forces)]
+        return report
+
+    monkeypatch.setattr(Simulation, "_newton", counted_newton)
+    monkeypatch.setattr(IpcBackend, "step", observed)
+    coarse = simulate_grasp(cube, grasps.object_poses[4], grasps.grasp_poses[4], params, seed=0)
+    computed_coarse = computed[0]
+    assert any(c for c, _, _ in asked)
+    assert all(both and lifted == 0.0 for c, both, lifted in asked if c)
+    computed[0] = 0
+    monkeypatch.setattr(IpcBackend, "step", lambda backend, closed, lifted, give_up=None, coarse_rounds=False:
+                        step(backend, closed, lifted, give_up))
+    full = simulate_grasp(cube, grasps.object_poses[4], grasps.grasp_poses[4], params, seed=0)
+    assert coarse.success and (coarse.success, coarse.failure_mode, coarse.steps) == (full.success,
+                                                                                     full.failure_mode, full.steps)
+    assert coarse.close_time == full.close_time
+    np.testing.assert_allclose(coarse.close_forces, full.close_forces, rtol=0, atol=1.0)
+    assert computed_coarse < computed[0]
 
 
 def test_a_push_along_the_closing_direction_is_not_a_push_out():

@@ -293,6 +293,46 @@ def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
     np.testing.assert_allclose(retried.contact_force, plain.contact_force, rtol=0, atol=1e-5)
 
 
+def test_coarse_rounds_end_the_step_where_full_rounds_do(monkeypatch):
+    """Simulation.step(coarse_rounds=True) stops the Newton solves of the drive-and-settle rounds
+    at COARSE_ROUND_TOLERANCE times the tolerance and the step's last solve at the tolerance: the
+    pads closing 60 um on the box take fewer Newton iterations, give_up still sees the squeeze
+    grow from round to round, and the step ends intersection-free with the box and pads where the
+    fully solved rounds leave them (within newton_tolerance dt), forces within 2 %. The rounds
+    themselves differ: each drive starts from a less settled equilibrium."""
+    from ipcgrasp.engine import simulation
+
+    newton = simulation.Simulation._newton
+
+    def squeeze(coarse):
+        sim, drivers = _pads_touching_a_box()
+        tolerances, rounds = [], []
+
+        def recorded(self, *args, tolerance=1.0, **kwargs):
+            tolerances.append(tolerance)
+            return newton(self, *args, tolerance=tolerance, **kwargs)
+
+        monkeypatch.setattr(simulation.Simulation, "_newton", recorded)
+        stats = sim.step(drivers, give_up=lambda force, _: rounds.append(np.linalg.norm(force[0, 1])) or False,
+                         coarse_rounds=coarse)
+        assert_intersection_free(sim)
+        return sim, stats, tolerances, np.array(rounds)
+
+    full, full_stats, full_tolerances, full_rounds = squeeze(False)
+    coarse, stats, tolerances, rounds = squeeze(True)
+    assert set(full_tolerances) == {1.0}
+    assert tolerances[-1] == 1.0 and set(tolerances[:-1]) == {simulation.COARSE_ROUND_TOLERANCE}
+    assert len(rounds) >= 3 and len(full_rounds) >= 3 and stats.driver_lag == 0.0
+    assert np.all(np.diff(rounds) > 0) and rounds[-1] < np.linalg.norm(stats.contact_force[0, 1])
+    assert stats.newton_iterations < full_stats.newton_iterations
+    tolerance = full.settings.newton_tolerance * full.settings.dt
+    for name in ("box", "left", "right"):
+        np.testing.assert_allclose(coarse.vertices(name), full.vertices(name), rtol=0, atol=tolerance)
+    # the pads end 87 nm from the box (dhat 20 um), where a nanometre of gap is a percent of force
+    assert stats.min_distance < 1e-7
+    np.testing.assert_allclose(stats.contact_force, full_stats.contact_force, rtol=2e-2, atol=1e-6)
+
+
 def test_unprojected_contact_hessians_near_convergence_change_no_outcome(monkeypatch):
     """A box squeezed off-centre between pads (it rolls a little under the pads' barrier) with the
     barrier Hessians unprojected once Newton is near convergence, and always projected: the

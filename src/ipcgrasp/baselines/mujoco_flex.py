@@ -342,7 +342,7 @@ class MujocoBackend(Backend):
         self.base_mass = float(m.body_mass[self.object_body])
         self.base_inertia = m.body_inertia[self.object_body].copy()
 
-    def step(self, closed: float, lifted: float, give_up=None) -> StepReport:
+    def step(self, closed: float, lifted: float, give_up=None, coarse_rounds: bool = False) -> StepReport:
         d = self.data
         d.ctrl[self.jaw_actuators] = closed
         d.ctrl[self.lift_actuator] = lifted

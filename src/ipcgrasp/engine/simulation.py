@@ -113,6 +113,12 @@ CARRIED_CONVERGED = 0.5
 # across a tipping edge the projected solve does not: from 5 times the tolerance on, one tipping
 # event of the noisy cube trials ended the other way (benchmarks/README.md, twelfth pass).
 UNPROJECTED_CONTACTS_NEAR = 2.5
+# With coarse_rounds (Simulation.step) the Newton solves of a step's drive-and-settle rounds stop at
+# this many times the tolerance, the step's last solve at the tolerance itself: a round's end only
+# makes room for the next drive and is where give_up looks. About 9 % fewer Newton iterations on the
+# cube trials, with the same verdicts when the grasp procedure asks for it only once both pads touch
+# the object (benchmarks/README.md, thirteenth pass).
+COARSE_ROUND_TOLERANCE = 10.0
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
 
@@ -1558,7 +1564,8 @@ class Simulation:
                     raise ValueError(f"{body.name} has an inverted tet (J <= 0)")
         return min(1.0, fraction)
 
-    def step(self, drivers=None, dt: float | None = None, give_up=None) -> StepStats | None:
+    def step(self, drivers=None, dt: float | None = None, give_up=None,
+             coarse_rounds: bool = False) -> StepStats | None:
         """Advance one time step. `drivers`: name -> 4x4 target pose at the end of the step for
         deformable bodies with prescribed vertices and for kinematic bodies; dt (s): this step's
         length (default settings.dt; e.g. half of it to retry a step that failed).
@@ -1568,6 +1575,9 @@ class Simulation:
         that round's Newton solve converged; when it returns True the step is abandoned: the
         simulation is left as it was before the step and None returned (a caller that would refuse
         the step's end anyway stops paying for the rounds still to come).
+        coarse_rounds: the Newton solves of the drive-and-settle rounds before the step's last one
+        stop at COARSE_ROUND_TOLERANCE times newton_tolerance (give_up then sees each round's
+        forces to within that); the step itself ends at newton_tolerance either way.
         Raises StepFailed (state unchanged) when Newton does not converge or a NaN appears."""
         if dt is not None and dt != self.settings.dt:
             if not (np.isfinite(dt) and dt > 0):
@@ -1576,20 +1586,20 @@ class Simulation:
             self._last_hessian_without_contact = (None, None, None, None)  # its h^2 terms belong to the old dt
             self._carried_factorisation = False
             try:
-                return self._checked_step(drivers, give_up)
+                return self._checked_step(drivers, give_up, coarse_rounds)
             finally:
                 self.settings.dt = full
                 self._last_hessian_without_contact = (None, None, None, None)
                 self._carried_factorisation = False
-        return self._checked_step(drivers, give_up)
+        return self._checked_step(drivers, give_up, coarse_rounds)
 
-    def _checked_step(self, drivers, give_up=None) -> StepStats | None:
+    def _checked_step(self, drivers, give_up=None, coarse_rounds=False) -> StepStats | None:
         """`_step` with the state restored and StepFailed raised on any failure (and the state and
         barrier stiffness restored when give_up abandons the step)."""
         started = _time.perf_counter()
         last_good, kappa = self.state.copy(), self.barrier_stiffness
         try:
-            stats = self._step(drivers or {}, give_up)
+            stats = self._step(drivers or {}, give_up, coarse_rounds)
             if stats is None:
                 self.restore(last_good)
                 self.barrier_stiffness = kappa
@@ -1603,7 +1613,7 @@ class Simulation:
         stats.wall_time = _time.perf_counter() - started
         return stats
 
-    def _step(self, drivers, give_up=None):
+    def _step(self, drivers, give_up=None, coarse_rounds=False):
         self._newton_converged = True
         z_t, v_t = self.pack(), self.pack(velocities=True)
         x_t = self.collision_positions(z_t)
@@ -1635,7 +1645,8 @@ class Simulation:
                 break
             if fraction == 0.0:
                 break
-            z, its, a, x, coll = self._newton(self.pack(), z_tilde, friction, x_t, x, coll)
+            z, its, a, x, coll = self._newton(self.pack(), z_tilde, friction, x_t, x, coll,
+                                              tolerance=COARSE_ROUND_TOLERANCE if coarse_rounds else 1.0)
             iterations += its
             alphas += a
             self._place(z)
@@ -1789,13 +1800,15 @@ class Simulation:
         per_kappa = 2 * s * (1 - s * s) * (1 / (s * s) - 1 - 4 * np.log(s)) * self.dhat ** 3 / self.settings.dt ** 2
         return float(self.settings.contact_force_scale) / per_kappa
 
-    def _newton(self, z, z_tilde, friction, x_t, x, coll, min_iterations=0):
+    def _newton(self, z, z_tilde, friction, x_t, x, coll, min_iterations=0, tolerance=1.0):
         """Projected Newton from z (x, coll: its contact positions and active contacts; the contact
         Hessians unprojected near convergence: _newton_direction); returns
         the converged z, the iterations, the line-search fractions, and x, coll at the result.
         min_iterations: Newton steps taken before the convergence test may end the solve (a
-        warm start is a guess, not an iterate of this solve)."""
+        warm start is a guess, not an iterate of this solve). tolerance: the convergence test's
+        multiple of newton_tolerance."""
         s, h = self.settings, self.settings.dt
+        tol = tolerance * s.newton_tolerance
         alphas = []
         prev_min_d2 = None if self._penalty else contact.min_distance(coll, self.mesh, x) ** 2
         terms = None  # the energy terms at z, once known
@@ -1819,12 +1832,12 @@ class Simulation:
                 step_norm, dx = self._step_norm(p)
                 carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
             if not carried:
-                near = step_norm / h <= UNPROJECTED_CONTACTS_NEAR * s.newton_tolerance
+                near = step_norm / h <= UNPROJECTED_CONTACTS_NEAR * tol
                 p = self._newton_direction(z, g, friction, x_t, x, coll, project_contacts=self._penalty or not near)
                 if not np.isfinite(p).all():
                     raise StepFailed("linear solve produced NaN/inf", self.state.copy())
                 step_norm, dx = self._step_norm(p)
-            if step_norm / h < s.newton_tolerance and iteration > min_iterations:
+            if step_norm / h < tol and iteration > min_iterations:
                 # the solver now holds H(z) factored: the next drive round starts from this z
                 self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
                 return z, iteration - 1, alphas, x, coll
@@ -1869,7 +1882,7 @@ class Simulation:
                 # the carried factorisation's step from the new gradient estimates the next Newton step
                 g = self._gradient(z, z_tilde, friction, x_t, x, coll)
                 estimate, _ = self._step_norm(self._solver.solve(-g))
-                if estimate / h < CARRIED_CONVERGED * s.newton_tolerance:
+                if estimate / h < CARRIED_CONVERGED * tol:
                     self._factored = None
                     return z, iteration, alphas, x, coll
         if s.newton_fallback_tolerance is not None and best[0] / h < s.newton_fallback_tolerance * self.bbox_diagonal:

@@ -64,13 +64,14 @@ class Backend(ABC):
     has_strain_energy: bool = False
 
     @abstractmethod
-    def step(self, closed: float, lifted: float, give_up=None) -> StepReport | None:
+    def step(self, closed: float, lifted: float, give_up=None, coarse_rounds: bool = False) -> StepReport | None:
         """Advance one step with the jaws moved to (closed, lifted) (m) at its end. Raises
         BackendFailed when the step cannot be taken. give_up(pad_forces, pad_energies) (as in
         StepReport): a model that reaches the end of a step through intermediate equilibria with
         the jaws short of it (IPC's drive-and-settle rounds) may ask it at each; when it returns
-        True the step is abandoned, the state left as it was and None returned. A model without
-        such stages ignores it."""
+        True the step is abandoned, the state left as it was and None returned. coarse_rounds:
+        such a model may settle those intermediate equilibria to a coarser tolerance (the step's
+        end keeps the full one). A model without such stages ignores both."""
 
     @abstractmethod
     def save(self):

@@ -166,11 +166,11 @@ class IpcBackend(Backend):
         poses = self.tooltip_poses(closed, lifted)
         return {PADS[0]: poses[0], PADS[1]: poses[1], BACKINGS[0]: poses[0], BACKINGS[1]: poses[1]}
 
-    def step(self, closed: float, lifted: float, give_up=None) -> StepReport | None:
+    def step(self, closed: float, lifted: float, give_up=None, coarse_rounds: bool = False) -> StepReport | None:
         """One step; a step Newton cannot solve (e.g. a squeezed pad springing back as the object
         leaves it) is retried once as two half steps, the jaws half way at the first. give_up is
-        asked after each of the engine's drive-and-settle rounds that leave the jaws short (not in
-        the half steps)."""
+        asked after each of the engine's drive-and-settle rounds that leave the jaws short, which
+        coarse_rounds settles to the engine's COARSE_ROUND_TOLERANCE (not in the half steps)."""
         o, p0, p1 = self._index
 
         def engine_give_up(contact_force, strain_energy):
@@ -178,7 +178,8 @@ class IpcBackend(Backend):
                            tuple(strain_energy[pad] for pad in PADS))
 
         try:
-            s = self.sim.step(self._drivers(closed, lifted), give_up=None if give_up is None else engine_give_up)
+            s = self.sim.step(self._drivers(closed, lifted), give_up=None if give_up is None else engine_give_up,
+                              coarse_rounds=coarse_rounds)
             if s is None:
                 return None
             self.stats = s

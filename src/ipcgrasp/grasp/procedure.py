@@ -220,7 +220,10 @@ class GraspProcedure:
                 # short of the target): a shorter increment is due even if the object then shifts
                 # and the step would end below the bound.
                 give_up = None if last else (lambda forces, energies: self._overshoots(forces, energies, touched))
-                report = self._guarded(lambda: self._step(target, give_up), phase="squeeze")
+                # Once both pads hold the object its rounds are settled coarsely (Backend.step); while a
+                # pad pushes it alone, stick and slip on the ground decide its path at full tolerance.
+                report = self._guarded(lambda: self._step(target, give_up, coarse_rounds=all(touched)),
+                                       phase="squeeze")
                 if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
                                                                         touched)):
                     break
@@ -366,12 +369,13 @@ class GraspProcedure:
         r.critical_mass, r.critical_mass_force, r.critical_mass_reason = ramp.mass, ramp.force, ramp.reason
 
     # ---------------------------------------------------------------------------------- helpers
-    def _step(self, closed: float | None = None, give_up=None) -> StepReport | None:
+    def _step(self, closed: float | None = None, give_up=None, coarse_rounds: bool = False) -> StepReport | None:
         """One backend step with the jaws at (closed, self.lifted); counts it in the result. None
-        (nothing counted) when give_up (see Backend.step) abandoned it."""
+        (nothing counted) when give_up (see Backend.step) abandoned it; coarse_rounds as in
+        Backend.step."""
         p, r = self.params, self.result
         closed = self.closed if closed is None else closed
-        report = self.backend.step(closed, self.lifted, give_up)
+        report = self.backend.step(closed, self.lifted, give_up, coarse_rounds)
         if report is None:
             return None
         r.steps += 1
