@@ -46,8 +46,8 @@ class _PhaseTimed(GraspProcedure):
     engine computed, `NEWTON_ITERATIONS`), [steps] given up, and [steps, iterations] of those
     that ended with the jaws lagging."""
 
-    def _step(self, closed=None, give_up=None):
-        report = super()._step(closed, give_up)
+    def _step(self, closed=None, give_up=None, coarse_rounds=False):
+        report = super()._step(closed, give_up, coarse_rounds)
         self.computed[0] += 1
         if report is None:
             self.given_up[0] += 1
