@@ -137,6 +137,21 @@ def test_a_retry_after_a_lagging_step_sends_the_jaws_from_where_they_are():
     assert max(result.close_forces) <= OVERSHOOT * params.close_force
 
 
+def _count_newton_iterations(monkeypatch) -> list:
+    """From now on every Newton iteration the engine computes adds to the returned [count]."""
+    from ipcgrasp.engine.simulation import Simulation
+
+    newton, computed = Simulation._newton, [0]
+
+    def counted(sim, *args, **kwargs):
+        out = newton(sim, *args, **kwargs)
+        computed[0] += out[1]
+        return out
+
+    monkeypatch.setattr(Simulation, "_newton", counted)
+    return computed
+
+
 def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried_as_if_finished(monkeypatch):
     """Cube grasp 9 without noise (force rule): the step that lands the second pad drives the
     close force past 1.5 x close_force in its first drive-and-settle round, the jaws still short
@@ -145,24 +160,17 @@ def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried
     ends as when every step is finished (the same verdict, steps and closing time, closing forces
     within Newton's tolerance: the engine's caches saw the abandoned rounds), in fewer Newton
     iterations computed."""
-    from ipcgrasp.engine.simulation import Simulation
     from ipcgrasp.grasp.ipc_backend import IpcBackend
 
     cube, grasps = bundled_cube()
     params = SimParams(close_rule="force", **FAST)
-    step, newton, given_up, computed = IpcBackend.step, Simulation._newton, [], [0]
-
-    def counted_newton(sim, *args, **kwargs):
-        out = newton(sim, *args, **kwargs)
-        computed[0] += out[1]
-        return out
+    step, given_up, computed = IpcBackend.step, [], _count_newton_iterations(monkeypatch)
 
     def observed(backend, closed, lifted, give_up=None, coarse_rounds=False):
         report = step(backend, closed, lifted, give_up, coarse_rounds)
         given_up.append(report is None)
         return report
 
-    monkeypatch.setattr(Simulation, "_newton", counted_newton)
     monkeypatch.setattr(IpcBackend, "step", observed)
     trial = simulate_grasp(cube, grasps.object_poses[9], grasps.grasp_poses[9], params, seed=0)
     gave_up, computed_giving_up = sum(given_up), computed[0]
@@ -185,18 +193,12 @@ def test_squeeze_rounds_are_settled_coarsely_only_once_both_pads_touch(monkeypat
     hold). The trial ends as with every round solved to the full tolerance: the same verdict,
     steps and closing time, closing forces within 1 N (the close band is 10 N wide: the
     refinement's secant lands elsewhere in it), in fewer Newton iterations computed."""
-    from ipcgrasp.engine.simulation import Simulation
     from ipcgrasp.grasp.ipc_backend import IpcBackend
 
     cube, grasps = bundled_cube()
     params = SimParams(close_rule="force", **FAST)
-    step, newton, computed = IpcBackend.step, Simulation._newton, [0]
+    step, computed = IpcBackend.step, _count_newton_iterations(monkeypatch)
     asked, touched = [], [False, False]  # (coarse_rounds, both pads have touched the cube, lifted)
-
-    def counted_newton(sim, *args, **kwargs):
-        out = newton(sim, *args, **kwargs)
-        computed[0] += out[1]
-        return out
 
     def observed(backend, closed, lifted, give_up=None, coarse_rounds=False):
         asked.append((coarse_rounds, all(touched), lifted))
@@ -205,7 +207,6 @@ def test_squeeze_rounds_are_settled_coarsely_only_once_both_pads_touch(monkeypat
             touched[:] = [t or f > 0.0 for t, f in zip(touched, report.pad_forces)]
         return report
 
-    monkeypatch.setattr(Simulation, "_newton", counted_newton)
     monkeypatch.setattr(IpcBackend, "step", observed)
     coarse = simulate_grasp(cube, grasps.object_poses[4], grasps.grasp_poses[4], params, seed=0)
     computed_coarse = computed[0]
