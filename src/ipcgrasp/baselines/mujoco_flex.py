@@ -384,7 +384,8 @@ class MujocoBackend(Backend):
                 closing = d.xmat[self.backing_bodies[i]].reshape(3, 3)[:, 2]
                 oriented = frames[pad] * np.where(frames[pad] @ closing < 0.0, -1.0, 1.0)[:, None]
                 normals[i] = normal_force[pad] @ oriented
-        pads_touch = bool(np.any(np.all(np.isin(flex, self.pad_flex), axis=1) & (flex[:, 0] != flex[:, 1])))
+        f0, f1 = self.pad_flex
+        pads_touch = bool(np.any(((flex[:, 0] == f0) & (flex[:, 1] == f1)) | ((flex[:, 0] == f1) & (flex[:, 1] == f0))))
         return normals, pads_touch
 
     def save(self):
