@@ -6,8 +6,11 @@ is what a fresh clone pays, almost all of it numba compilation. Then runs the sa
 second process on the now filled cache (warm start: cache loading only). Prints CPU time of the
 child process (s, user + system from the OS; less sensitive to other load than wall time) and
 wall time (s) for each, and with --kernels the kernels that cost most to compile (inclusive
-CPU s, from numba's compiler event API, first process only). Run:
-.venv/bin/python benchmarks/bench_cold_start.py [--repeats 2] [--kernels 15] [--src DIR]
+CPU s, from numba's compiler event API, first process only), and with --phases how the cold
+start's compilation splits between numba lowering to LLVM IR and LLVM parsing, optimising and
+emitting machine code (exclusive CPU s, first process only; numba finalises every function it
+compiles, also those only other kernels call, and the split shows what those cost). Run:
+.venv/bin/python benchmarks/bench_cold_start.py [--repeats 2] [--kernels 15] [--phases] [--src DIR]
 (--src: the src/ directory of another checkout to measure instead of this one).
 """
 
@@ -47,6 +50,60 @@ if int(sys.argv[1]):
                 kernels["(all kernels called from Python)"] = (tot + t, n + 1)
     event.register("numba:compile", _Timed())
 
+phases, top_level = {}, set()
+if int(sys.argv[2]):
+    # where numba's compilation goes: its lowering to LLVM IR (Python), LLVM parsing that IR, LLVM
+    # optimising each function and each library's final linked module, LLVM emitting machine
+    # code; the last two split by whether the library's function was compiled for a call from
+    # Python (a kernel) or only for other kernels (numba finalises both). Exclusive CPU s; these
+    # are numba internals, so a numba without them is reported as such, not measured.
+    from numba.core import codegen, event, lowering
+
+    class _Llvm(event.Listener):  # numba holds this lock for every call into LLVM
+        starts = []
+        def on_start(self, ev):
+            self.starts.append(time.process_time())
+        def on_end(self, ev):
+            start = self.starts.pop()
+            if not self.starts:
+                key = "every call into LLVM (includes the LLVM lines)"
+                phases[key] = phases.get(key, 0.0) + time.process_time() - start
+    event.register("numba:llvm_lock", _Llvm())
+
+    class _Entry(event.Listener):  # the kernels compiled for a call from Python
+        def on_start(self, ev):
+            self.depth = getattr(self, "depth", 0) + 1
+        def on_end(self, ev):
+            self.depth -= 1
+            if self.depth == 0:
+                top_level.add(ev.data["dispatcher"].py_func.__name__)
+    event.register("numba:compile", _Entry())
+    _stack = []
+
+    def _timed(owner, name, label, by_library=False):
+        original = getattr(owner, name)
+        def call(self, *args, **kwargs):
+            start = time.process_time()
+            _stack.append(0.0)
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                spent = time.process_time() - start
+                own = spent - _stack.pop()
+                if _stack:
+                    _stack[-1] += spent
+                key = (label, self.name.split(".")[-1]) if by_library else label
+                phases[key] = phases.get(key, 0.0) + own
+        setattr(owner, name, call)
+    try:
+        _timed(lowering.BaseLower, "lower", "numba lowering to LLVM IR")
+        _timed(codegen.CPUCodeLibrary, "add_ir_module", "LLVM parsing the IR")
+        _timed(codegen.CPUCodeLibrary, "_optimize_functions", "LLVM optimising functions")
+        _timed(codegen.CPUCodeLibrary, "_optimize_final_module", "LLVM optimising a library's final module", True)
+        _timed(codegen.JITCodeLibrary, "_finalize_specific", "LLVM emitting a library's machine code", True)
+    except AttributeError as missing:
+        phases = {f"not measured: this numba lacks {missing}": 0.0}
+
 from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
@@ -61,17 +118,23 @@ grasps = load_physical_grasps(data, "cube_3cm")
 obj = GraspObject.from_mesh(trimesh.load(mesh_path, force="mesh"), mass, "cube_3cm")
 params = SimParams(noise_translation=0.0, noise_rotation=0.0)
 result = GraspProcedure(obj, grasps.object_poses[0], grasps.grasp_poses[0], params, IpcBackend).run()
+split = {}
+for key, spent in phases.items():
+    if isinstance(key, tuple):
+        key = f"{key[0]}, {'kernels' if key[1] in top_level else 'functions only kernels call'}"
+    split[key] = split.get(key, 0.0) + spent
 print(json.dumps({"cpu_import": cpu_import, "held": bool(result.success),
-                  "iterations": int(result.newton_iterations), "kernels": kernels}))
+                  "iterations": int(result.newton_iterations), "kernels": kernels, "phases": split,
+                  "cpu": time.process_time() - cpu0}))
 """
 
 
-def run_child(src, cache_dir, kernels):
+def run_child(src, cache_dir, kernels, phases=False):
     """One child process; returns (CPU s of the child, wall s, its JSON report)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(src))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
-    child = subprocess.run([sys.executable, "-c", CHILD, str(int(kernels))], env=env,
+    child = subprocess.run([sys.executable, "-c", CHILD, str(int(kernels)), str(int(phases))], env=env,
                            capture_output=True, text=True)
     if child.returncode != 0:
         sys.exit(f"the trial failed in the child process:\n{child.stderr}")
@@ -87,13 +150,15 @@ def main():
     parser.add_argument("--repeats", type=int, default=2, help="cold + warm pairs to run")
     parser.add_argument("--kernels", type=int, default=0, help="list the N costliest kernels to compile")
     parser.add_argument("--src", default=str(REPO / "src"), help="src/ directory of the checkout to measure")
+    parser.add_argument("--phases", action="store_true",
+                        help="split the cold start's compilation into numba's and LLVM's phases")
     args = parser.parse_args()
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; src {args.src}")
     cold, warm = [], []
     for i in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache:
-            cpu, wall, report = run_child(args.src, cache, args.kernels > 0)
+            cpu, wall, report = run_child(args.src, cache, args.kernels > 0, args.phases)
             cold.append((cpu, wall))
             print(f"run {i}: cold CPU {cpu:6.1f} s wall {wall:6.1f} s (import CPU {report['cpu_import']:.1f} s), "
                   f"{'held' if report['held'] else 'FAIL'}, {report['iterations']} iterations", flush=True)
@@ -105,6 +170,11 @@ def main():
                 ranked = sorted(report["kernels"].items(), key=lambda kv: -kv[1][0])
                 for name, (t, n) in ranked[:args.kernels]:
                     print(f"  {name:<52} {t:6.2f} {n:3d}")
+            if args.phases:
+                print(f"  {'phase of the cold start (exclusive CPU s of the child)':<72}")
+                for name, t in sorted(report["phases"].items(), key=lambda kv: -kv[1]):
+                    print(f"  {name:<72} {t:6.2f}")
+                print(f"  {'the child in all':<72} {report['cpu']:6.2f}")
     for label, runs in (("cold", cold), ("warm", warm)):
         print(f"median {label} start: CPU {statistics.median(c for c, _ in runs):.1f} s, "
               f"wall {statistics.median(w for _, w in runs):.1f} s over {len(runs)} runs")

@@ -9,7 +9,10 @@ engine computed, those of steps the close rule's overshoot test gave up during t
 included), those given up, and those whose drive ended with the jaws behind their command (the
 drive-and-settle continuation ran out of rounds) with their Newton iterations; then the median
 per trial and its ratio
-to 28.2 s, the median trial time of the original C++ IPC-GraspSim on these grasps. All trials
+to 28.2 s, the median trial time of the original C++ IPC-GraspSim on these grasps, and the CPU,
+steps and Newton iterations of all trials split by what each computed step did (settle, squeeze
+with no pad, one pad or both pads on the object, squeeze steps given up during their drive, lift,
+hold). All trials
 run in one process after one untimed warm-up trial (numba compilation or cache loading), so the
 numbers are steady-state costs. `--kernels N` also times every call from Python into an engine
 kernel (numba) and the sparse LDL^T factorisation and solve, and prints the N that cost most and
@@ -47,7 +50,12 @@ class _PhaseTimed(GraspProcedure):
     that ended with the jaws lagging."""
 
     def _step(self, closed=None, give_up=None, coarse_rounds=False):
+        cpu, iterations = time.process_time(), NEWTON_ITERATIONS[0]
         report = super()._step(closed, give_up, coarse_rounds)
+        entry = STEP_KINDS[_step_kind(self.phase, report, coarse_rounds)]
+        entry[0] += 1
+        entry[1] += time.process_time() - cpu
+        entry[2] += NEWTON_ITERATIONS[0] - iterations
         self.computed[0] += 1
         if report is None:
             self.given_up[0] += 1
@@ -68,6 +76,21 @@ class _PhaseTimed(GraspProcedure):
 
 
 NEWTON_ITERATIONS = [0]  # every Newton iteration the engine has computed in this process
+STEP_KINDS = collections.defaultdict(lambda: [0, 0.0, 0])  # kind -> [steps, CPU s, Newton iterations]
+
+
+def _step_kind(phase, report, coarse_rounds):
+    """What a computed step did: its phase, and for squeeze steps whether it was given up during
+    its drive, started with both pads having touched the object (the steps the procedure settles
+    with coarse rounds), had a pad on the object (one pad pushing it before the other arrives) or
+    none."""
+    if phase != "squeeze":
+        return phase
+    if report is None:
+        return "squeeze, given up"
+    if coarse_rounds:
+        return "squeeze, both pads on"
+    return "squeeze, one pad pushing" if any(f > 0.0 for f in report.pad_forces) else "squeeze, no pad on"
 
 
 def _counting(newton):
@@ -150,6 +173,7 @@ def main():
     run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)
     print(f"warm-up trial (compile or cache load included): {time.perf_counter() - t0:.2f} s")
     spent = time_kernels() if args.kernels else None
+    STEP_KINDS.clear()
     header = "".join(f" {p + ' s/cpu/st/it':>26}" for p in PHASES)
     print(f"{'grasp':>5} {'verdict':>8} {'label':>10} {'wall s':>7} {'cpu s':>7} {'steps':>5} {'iters':>6}{header}"
           f" {'computed st/it':>14} {'given up':>8} {'lagging st/it':>13}")
@@ -173,8 +197,13 @@ def main():
           f"included: {computed_iters} in all, {lagging_iters} of them in steps with the jaws lagging; "
           f"{given_up_steps} steps given up during their drive)")
     print(f"ratio to C++ IPC-GraspSim ({CPP_MEDIAN_S} s): wall {wall / CPP_MEDIAN_S:.3f}, CPU {cpu / CPP_MEDIAN_S:.3f}")
+    total = sum(cpus)
+    print(f"CPU over the {len(cpus)} trials {total:.2f} s, by what each computed step did:")
+    print(f"  {'step':<26} {'steps':>6} {'CPU s':>7} {'share':>6} {'ms/step':>8} {'iterations/step':>15}")
+    for kind, (steps, seconds, its) in sorted(STEP_KINDS.items(), key=lambda item: -item[1][1]):
+        print(f"  {kind:<26} {steps:6d} {seconds:7.2f} {100 * seconds / total:5.1f}% {1e3 * seconds / steps:8.2f} "
+              f"{its / steps:15.2f}")
     if spent is not None:
-        total = sum(cpus)
         print(f"CPU over the {len(cpus)} trials {total:.2f} s; the costliest calls from Python:")
         for name, (seconds, calls) in sorted(spent.items(), key=lambda item: -item[1][0])[:args.kernels]:
             print(f"  {100 * seconds / total:5.1f} %  {seconds:7.3f} s  {calls:7d} calls  {1e6 * seconds / calls:7.1f} us"
