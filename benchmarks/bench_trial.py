@@ -8,15 +8,14 @@ for the whole trial every step computed, retries included (with every Newton ite
 engine computed, those of steps the close rule's overshoot test gave up during their drive
 included), those given up, and those whose drive ended with the jaws behind their command (the
 drive-and-settle continuation ran out of rounds) with their Newton iterations; then the median
-per trial and its ratio
-to 28.2 s, the median trial time of the original C++ IPC-GraspSim on these grasps, and the CPU,
-steps and Newton iterations of all trials split by what each computed step did (settle, squeeze
-with no pad, one pad or both pads on the object, squeeze steps given up during their drive, lift,
-hold). All trials
-run in one process after one untimed warm-up trial (numba compilation or cache loading), so the
-numbers are steady-state costs. `--kernels N` also times every call from Python into an engine
-kernel (numba) and the sparse LDL^T factorisation and solve, and prints the N that cost most and
-what is left: Python and NumPy between the kernels (the timing adds about 1 us per call). Run:
+per trial and its ratio to 28.2 s, the median trial time of the original C++ IPC-GraspSim on
+these grasps, and the CPU, steps and Newton iterations of all trials split by what each computed
+step did (settle, squeeze with no pad, one pad or both pads on the object, squeeze steps given
+up during their drive, lift, hold). All trials run in one process after one untimed warm-up
+trial (numba compilation or cache loading), so the numbers are steady-state costs. `--kernels N`
+also times every call from Python into an engine kernel (numba) and the sparse LDL^T
+factorisation and solve, and prints the N that cost most and what is left: Python and NumPy
+between the kernels (the timing adds about 1 us per call). Run:
 .venv/bin/python benchmarks/bench_trial.py [--grasps 0 5] [--subdivisions 4]
 [--pad-resolution 0.002] [--kernels 15]
 """
