@@ -27,12 +27,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The child: import, run one trial, optionally record per-kernel compile times (inclusive).
+# The child: import, run one trial, optionally record per-kernel compile times (inclusive) and the
+# phases of compilation.
 CHILD = r"""
 import json, sys, time
 cpu0 = time.process_time()
-kernels = {}
-if int(sys.argv[1]):
+kernels, top_level = {}, set()  # top_level: the kernels compiled for a call from Python
+if int(sys.argv[1]) or int(sys.argv[2]):
     from numba.core import event
 
     _starts = []
@@ -46,18 +47,19 @@ if int(sys.argv[1]):
             tot, n = kernels.get(name, (0.0, 0))
             kernels[name] = (tot + t, n + 1)
             if not _starts:  # compiled for a call from Python: not part of another compilation
+                top_level.add(d.py_func.__name__)
                 tot, n = kernels.get("(all kernels called from Python)", (0.0, 0))
                 kernels["(all kernels called from Python)"] = (tot + t, n + 1)
     event.register("numba:compile", _Timed())
 
-phases, top_level = {}, set()
+phases = {}
 if int(sys.argv[2]):
     # where numba's compilation goes: its lowering to LLVM IR (Python), LLVM parsing that IR, LLVM
     # optimising each function and each library's final linked module, LLVM emitting machine
     # code; the last two split by whether the library's function was compiled for a call from
     # Python (a kernel) or only for other kernels (numba finalises both). Exclusive CPU s; these
     # are numba internals, so a numba without them is reported as such, not measured.
-    from numba.core import codegen, event, lowering
+    from numba.core import codegen, lowering
 
     class _Llvm(event.Listener):  # numba holds this lock for every call into LLVM
         starts = []
@@ -69,15 +71,6 @@ if int(sys.argv[2]):
                 key = "every call into LLVM (includes the LLVM lines)"
                 phases[key] = phases.get(key, 0.0) + time.process_time() - start
     event.register("numba:llvm_lock", _Llvm())
-
-    class _Entry(event.Listener):  # the kernels compiled for a call from Python
-        def on_start(self, ev):
-            self.depth = getattr(self, "depth", 0) + 1
-        def on_end(self, ev):
-            self.depth -= 1
-            if self.depth == 0:
-                top_level.add(ev.data["dispatcher"].py_func.__name__)
-    event.register("numba:compile", _Entry())
     _stack = []
 
     def _timed(owner, name, label, by_library=False):
