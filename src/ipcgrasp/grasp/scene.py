@@ -110,11 +110,13 @@ class SolidDistance:
         cutoff = float(cutoff)
         if not cutoff > 0.0:
             raise ValueError(f"cutoff must be positive (m), got {cutoff}")
-        fa, fb, ea, eb = self._faces_a, self._faces_b, self._edges_a, self._edges_b
-        for points, vertices, faces in ((va[self._component_a], vb, fb), (vb[self._component_b], va, fa)):
-            if np.any(np.abs(winding_number(points, vertices, faces)) > 0.5):
-                return 0.0
-        if _edges_cross_triangles(va, ea, vb, fb) or _edges_cross_triangles(vb, eb, va, fa):
+        # Solids in disjoint boxes neither overlap nor come closer than the boxes' gap: most of the
+        # placements opening the jaws asks about.
+        box_gap = float(np.linalg.norm(np.maximum(np.maximum(vb.min(axis=0) - va.max(axis=0),
+                                                             va.min(axis=0) - vb.max(axis=0)), 0.0)))
+        if box_gap >= cutoff:
+            return cutoff
+        if box_gap == 0.0 and self._overlap(va, vb):
             return 0.0
         # d <= the closest vertex pair's distance, so every primitive pair closer than d lies within it
         radius = min(cutoff, float(scipy.spatial.cKDTree(vb).query(va)[0].min()))
@@ -123,8 +125,18 @@ class SolidDistance:
         x = np.vstack([va, vb])
         if self._mesh is None:
             # Its rest positions only set the edge-edge mollifier, which distances do not use.
-            self._mesh = CollisionMesh.build(x, np.vstack([fa, fb + len(va)]), np.repeat([0, 1], [len(va), len(vb)]))
+            self._mesh = CollisionMesh.build(x, np.vstack([self._faces_a, self._faces_b + len(va)]),
+                                             np.repeat([0, 1], [len(va), len(vb)]))
         return min(min_distance(build_collisions(self._mesh, x, radius), self._mesh, x), radius)
+
+    def _overlap(self, va, vb) -> bool:
+        """Whether the solids touch or overlap: a point of one inside the other (one per connected
+        surface component) or an edge of one crossing a face of the other."""
+        fa, fb, ea, eb = self._faces_a, self._faces_b, self._edges_a, self._edges_b
+        for points, vertices, faces in ((va[self._component_a], vb, fb), (vb[self._component_b], va, fa)):
+            if np.any(np.abs(winding_number(points, vertices, faces)) > 0.5):
+                return True
+        return _edges_cross_triangles(va, ea, vb, fb) or _edges_cross_triangles(vb, eb, va, fa)
 
     @staticmethod
     def _positions(vertices, used, n: int, name: str) -> np.ndarray:
