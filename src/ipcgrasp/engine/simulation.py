@@ -55,7 +55,7 @@ cost about as much as the kernels.
 from __future__ import annotations
 
 import time as _time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,6 +66,7 @@ from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, nearest_rotation
 from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
+from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
 from ipcgrasp.engine.broadphase import _near_plane
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
@@ -2071,6 +2072,27 @@ class Simulation:
         self.state = state.copy()
         self._refresh_driven()
         self._carried_factorisation = False
+
+    def contacts_between(self, name, others) -> tuple[contact.Collisions, np.ndarray]:
+        """The pairs of primitives of body `name` and of each body in `others` closer than dhat in
+        the current configuration, as barrier-type collisions (under penalty contact too: dhat is
+        then the reach of its force field), and the contact-surface positions x (N, 3), m, they
+        index. After a step under barrier contact these are the step's own active contacts."""
+        x = self.collision_positions()
+        m = self.mesh
+        pair = np.zeros_like(m.can_collide)
+        for other in others:
+            pair[self.index[name], self.index[other]] = pair[self.index[other], self.index[name]] = True
+        accepted_x, accepted = self._accepted_contacts
+        if not self._penalty and accepted is not None and np.array_equal(accepted_x, x):
+            # a body pair's collisions come from its own candidates alone: selecting them from all
+            # of the step's gives what a broad phase over the pair would (same order and weights)
+            a, b = accepted.bodies[:, 0], accepted.bodies[:, 1]
+            rows = (a >= 0) & (b >= 0)
+            rows[rows] = pair[a[rows], b[rows]]
+            return contact.Collisions(**{f.name: getattr(accepted, f.name)[rows] for f in fields(accepted)}), x
+        vf, ee, _ = candidates(x, x, m.edges, m.faces, m.vertex_body, self.dhat, can_collide=pair)
+        return contact.build_collisions(m, x, self.dhat, candidates=(vf, ee, np.zeros(0, dtype=np.int64))), x
 
     def body_distance(self, name_a, name_b, max_distance) -> float:
         """Smallest distance (m) between the contact surfaces of two bodies, or inf when it is

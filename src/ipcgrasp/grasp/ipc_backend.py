@@ -12,7 +12,6 @@ import numpy as np
 
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
-from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.mounts import CompliantMount
 from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
@@ -86,16 +85,8 @@ def _collisions(sim: Simulation, body: str, others) -> tuple:
     """(collisions, positions, mesh) of the surface pairs of `body` with each of `others` closer
     than sim.dhat (the barrier's activation distance; under penalty contact the sum of the
     margins, 2 r, i.e. BLEM's contacts before any clustering) in the current configuration."""
-    activation = sim.dhat
-    x = sim.collision_positions()
-    mesh = sim.mesh
-    a = sim.index[body]
-    pair = np.zeros_like(mesh.can_collide)
-    for other in others:
-        b = sim.index[other]
-        pair[a, b] = pair[b, a] = True
-    vf, ee, _ = candidates(x, x, mesh.edges, mesh.faces, mesh.vertex_body, activation, can_collide=pair)
-    return contact.build_collisions(mesh, x, activation, candidates=(vf, ee, np.zeros(0, dtype=np.int64))), x, mesh
+    coll, x = sim.contacts_between(body, others)
+    return coll, x, sim.mesh
 
 
 def _vertex_slots(coll, x):
