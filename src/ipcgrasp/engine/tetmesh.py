@@ -7,6 +7,9 @@ import numpy as np
 
 __all__ = ["boundary_faces", "edges_of_faces", "surface_vertices"]
 
+# Meshes up to this many vertices number a sorted vertex triple (a, b, c) as (a n + b) n + c in
+# int64 (n^3 < 2^63): np.unique over one integer column is much faster than over rows.
+_MAX_KEYED_VERTICES = 2_000_000
 # The four faces of tet (v0, v1, v2, v3), each followed by the vertex opposite to it.
 _TET_FACES = np.array([[1, 2, 3, 0], [0, 3, 2, 1], [0, 1, 3, 2], [0, 2, 1, 3]])
 
@@ -34,6 +37,9 @@ def boundary_faces(tets, X):
     local = tets[:, _TET_FACES].reshape(-1, 4)  # (4T, 3 face vertices + opposite vertex)
     faces, opposite = local[:, :3], local[:, 3]
     keys = np.sort(faces, axis=1)
+    n = np.int64(X.shape[0])
+    if n <= _MAX_KEYED_VERTICES:  # one integer per sorted triple, in the triples' lexicographic order
+        keys = (keys[:, 0] * n + keys[:, 1]) * n + keys[:, 2]
     _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
     if counts.max() > 2:
         raise ValueError("a triangle is shared by more than two tets (non-manifold tet mesh)")
