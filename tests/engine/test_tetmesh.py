@@ -137,3 +137,21 @@ def test_bad_input_is_rejected():
         boundary_faces(np.array([[0, 1, 2, 9]]), CUBE)
     with pytest.raises(ValueError, match="shape"):
         boundary_faces(np.array([[0, 1, 2]]), CUBE)
+
+
+def test_boundary_faces_integer_keys_match_row_keys(monkeypatch):
+    """The faster path (one int64 key per sorted triple) gives the faces, orientation and order of
+    np.unique over rows, which meshes too large for the keys still use."""
+    import scipy.spatial
+
+    from ipcgrasp.engine import tetmesh
+
+    points = np.random.default_rng(3).random((400, 3))
+    tets = scipy.spatial.Delaunay(points).simplices
+    for X, T in ((points, tets), grid_mesh(4)):
+        keyed = boundary_faces(T, X)
+        monkeypatch.setattr(tetmesh, "_MAX_KEYED_VERTICES", 0)
+        rows = boundary_faces(T, X)
+        monkeypatch.undo()
+        assert len(keyed) > 0
+        np.testing.assert_array_equal(keyed, rows)
