@@ -364,3 +364,35 @@ def test_unprojected_contact_hessians_near_convergence_change_no_outcome(monkeyp
     tolerance = unprojected.settings.newton_tolerance * unprojected.settings.dt
     np.testing.assert_allclose(unprojected.vertices("box"), projected.vertices("box"), rtol=0, atol=10 * tolerance)
     np.testing.assert_allclose(forces_unprojected, forces_projected, rtol=1e-3)
+
+
+def test_contacts_between_a_body_pair_are_a_broad_phase_over_that_pair():
+    """Simulation.contacts_between: the pairs closer than dhat between the box and one pad, equal
+    in every field and in order to a broad phase and collision build over that pair alone, both
+    where the last step ended (taken from the step's contacts) and after the state moved."""
+    from dataclasses import fields
+
+    from ipcgrasp.engine.broadphase import candidates
+    from ipcgrasp.engine.collisions import build_collisions
+
+    sim, _, _ = box_between_pads(0.5, PAD_E, contact_force_scale=5.0)
+
+    def over_the_pair(name, other):
+        x, m = sim.collision_positions(), sim.mesh
+        pair = np.zeros_like(m.can_collide)
+        pair[sim.index[name], sim.index[other]] = pair[sim.index[other], sim.index[name]] = True
+        vf, ee, _ = candidates(x, x, m.edges, m.faces, m.vertex_body, sim.dhat, can_collide=pair)
+        return build_collisions(m, x, sim.dhat, candidates=(vf, ee, np.zeros(0, dtype=np.int64)))
+
+    for moved in (False, True):
+        if moved:
+            state = sim.state.copy()
+            state.affine_q[0][:3] += (0.0, 2e-6, 0.0)  # the box slides along the pads' faces
+            sim.restore(state)
+        for pad in ("left", "right"):
+            coll, x = sim.contacts_between("box", [pad])
+            np.testing.assert_array_equal(x, sim.collision_positions())
+            expected = over_the_pair("box", pad)
+            assert len(coll) > 0
+            for f in fields(coll):
+                np.testing.assert_array_equal(getattr(coll, f.name), getattr(expected, f.name), err_msg=f.name)
