@@ -343,7 +343,8 @@ def test_the_convex_hull_of_an_affinely_moved_body_changes_no_depth():
     affine[0] = True
     plain = PenetrationProbe.build(faces, body, can)
     hulled = PenetrationProbe.build(faces, body, can, affine=affine, positions=rest)
-    assert hulled.hull_start[1] >= 8 and hulled.hull_start[-1] == hulled.hull_start[1]  # the prism's alone
+    # the prism's alone, one facet per plane: the L's hull is a pentagonal prism
+    assert hulled.hull_start[1] == 7 and hulled.hull_start[-1] == hulled.hull_start[1]
     rotation = Rotation.random(random_state=rng).as_matrix()
     A = rotation @ np.array([[1.3, 0.2, 0.0], [0.0, 0.8, 0.1], [0.0, 0.0, 1.1]])
     x = rest.copy()
@@ -363,3 +364,21 @@ def test_a_flat_body_has_no_hull_and_is_measured_by_winding_numbers():
     assert probe.hull_start.tolist() == [0, 0]
     with pytest.raises(ValueError, match="positions of shape"):
         PenetrationProbe.build(faces, np.zeros(5, int), np.zeros((1, 1), bool), affine=[True], positions=square[:3])
+
+
+def test_a_finely_meshed_box_has_one_hull_facet_per_side():
+    """The hull pre-test tests each plane once: a box whose sides are tiled by many triangles
+    (subdivided 3 times) has 6 hull facets, one in each side, outward-oriented."""
+    box = trimesh.creation.box(extents=(0.03, 0.02, 0.01))
+    for _ in range(3):
+        box = box.subdivide()
+    body = np.zeros(len(box.vertices), int)
+    probe = PenetrationProbe.build(box.faces, body, np.zeros((1, 1), bool), affine=np.array([True]),
+                                   positions=box.vertices)
+    facets = box.vertices[probe.hull]
+    normals = np.cross(facets[:, 1] - facets[:, 0], facets[:, 2] - facets[:, 0])
+    normals /= np.linalg.norm(normals, axis=1)[:, None]
+    assert len(probe.hull) == 6
+    np.testing.assert_allclose(np.sort(np.abs(normals).argmax(axis=1)), [0, 0, 1, 1, 2, 2])
+    centres = facets.mean(axis=1)
+    assert np.all(np.einsum("ij,ij->i", normals, centres) > 0)  # outward from the box's centre

@@ -42,6 +42,9 @@ __all__ = ["PenetrationProbe", "penetration_depths", "winding_number"]
 # A vertex counts as outside a body's convex hull only beyond this fraction of the body's box
 # diagonal from a hull plane: nearer, rounding could misplace it, and the winding number decides.
 HULL_MARGIN = 1e-9
+# Hull facets whose unit normals and offsets (over the body's extent) agree to this many decimals
+# lie in one plane and are tested once (_hull_facets).
+PLANE_DIGITS = 9
 
 
 @njit
@@ -269,7 +272,9 @@ class PenetrationProbe:
 
 def _hull_facets(positions, vertices) -> np.ndarray:
     """The convex-hull facets (H, 3) of the points positions[vertices] as outward-oriented triples
-    of those vertex indices (Qhull, triangulated); none for fewer than 4 points or a flat set."""
+    of those vertex indices (Qhull, triangulated), one per plane of the hull (the largest of the
+    triangles that tile it: a finely meshed flat side is one test, and an affine map keeps its
+    triangles in one plane); none for fewer than 4 points or a flat set."""
     if len(vertices) < 4:
         return np.zeros((0, 3), dtype=np.int64)
     points = positions[vertices]
@@ -279,9 +284,16 @@ def _hull_facets(positions, vertices) -> np.ndarray:
         return np.zeros((0, 3), dtype=np.int64)
     facets = hull.simplices.copy()
     a, b, c = points[facets[:, 0]], points[facets[:, 1]], points[facets[:, 2]]
-    inward = np.einsum("ij,ij->i", np.cross(b - a, c - a), hull.equations[:, :3]) < 0.0
+    normals = np.cross(b - a, c - a)
+    inward = np.einsum("ij,ij->i", normals, hull.equations[:, :3]) < 0.0
     facets[inward] = facets[inward][:, [0, 2, 1]]
-    return vertices[facets].astype(np.int64)
+    # Qhull's unit normal and offset (over the points' extent) rounded: a plane split in two by
+    # the rounding only keeps one test more
+    size = float(np.ptp(points, axis=0).max())
+    planes = np.round(hull.equations / np.array([1.0, 1.0, 1.0, size]), PLANE_DIGITS)
+    by_area = np.argsort(-np.linalg.norm(normals, axis=1), kind="stable")
+    _, first = np.unique(planes[by_area], axis=0, return_index=True)
+    return vertices[facets[np.sort(by_area[first])]].astype(np.int64)
 
 
 def penetration_depths(x, faces, vertex_body, can_collide=None, plane=None, plane_body_mask=None) -> np.ndarray:
