@@ -30,6 +30,7 @@ from ipcgrasp.grasp.scene import solid_distance
 RIGID_TOLERANCE = 1e-6
 NANOMETRE = 1e-9
 """Margin (m) against rounding where distances are compared with a clearance."""
+SCAN_SKIP = 8  # narrowest_opening: openings one distance query may prove clear at most
 
 
 class GripperFormatError(ValueError):
@@ -351,14 +352,17 @@ class Gripper:
         # and a solid's distance changes no faster than it moves, so from an opening where the
         # jaws are d from the object the next j openings are clear while j step / 2 <= d -
         # clearance (less a nanometre against rounding). Same result, far fewer distance queries.
+        # Distances beyond `reach` would only prove more openings clear at once: capping them keeps
+        # the queries near the jaws (the farther, the more primitive pairs a distance visits).
         last = 0  # the scan's last candidate: start - k step >= clearance up to k = last
         while start - (last + 1) * step >= clearance:
             last += 1
-        k, distance = 0, min(self.jaw_distances(grasp_pose, vertices, faces, start))
+        reach = clearance + 0.5 * SCAN_SKIP * step
+        k, distance = 0, min(self.jaw_distances(grasp_pose, vertices, faces, start, cutoff=reach))
         while k < last:
             skip = int(np.floor(2.0 * (distance - clearance - NANOMETRE) / step))
             opening = start - min(last, k + max(1, skip)) * step
-            distance = min(self.jaw_distances(grasp_pose, vertices, faces, opening))
+            distance = min(self.jaw_distances(grasp_pose, vertices, faces, opening, cutoff=reach))
             clear = (distance >= clearance if abs(distance - clearance) > NANOMETRE
                      else self._clear(grasp_pose, vertices, faces, opening, clearance))
             if not clear:
