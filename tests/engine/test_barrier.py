@@ -15,6 +15,7 @@ from ipcgrasp.engine.barrier import (
     barrier,
     barrier_first_derivative,
     barrier_second_derivative,
+    barrier_stiffness_bounds,
     initial_barrier_stiffness,
     project_to_psd,
     update_barrier_stiffness,
@@ -154,6 +155,8 @@ def test_initial_barrier_stiffness_matches_ipctk():
         )
         assert kappa == pytest.approx(ref_kappa, rel=1e-12)
         assert max_kappa == pytest.approx(ref_max, rel=1e-12)
+        bounds = barrier_stiffness_bounds(bbox, dhat, mass, scale)
+        assert bounds[1] == max_kappa and bounds[0] <= kappa <= bounds[1]
         min_kappa = max_kappa / 100.0
         if kappa == pytest.approx(min_kappa, rel=1e-12):
             clamped["min"] += 1

@@ -396,3 +396,23 @@ def test_contacts_between_a_body_pair_are_a_broad_phase_over_that_pair():
             assert len(coll) > 0
             for f in fields(coll):
                 np.testing.assert_array_equal(getattr(coll, f.name), getattr(expected, f.name), err_msg=f.name)
+
+
+def test_a_barrier_stiffness_at_its_bound_skips_the_heuristic_and_changes_nothing(monkeypatch):
+    """Once kappa is at max(IPC's upper bound, the contact-force floor) the step skips the balance
+    heuristic's gradients (the heuristic is clamped below kappa): the squeezed box ends in the
+    same state, to the bit, as with the heuristic evaluated at every step. A 100 N contact force
+    scale puts the floor above the bound, as in the grasp scenes."""
+    import ipcgrasp.engine.simulation as simulation
+    from ipcgrasp.engine.barrier import barrier_stiffness_bounds
+
+    skipped, _, forces = box_between_pads(0.5, PAD_E, contact_force_scale=100.0)
+    _, bound = barrier_stiffness_bounds(skipped.bbox_diagonal, skipped.dhat, skipped._average_mass,
+                                        skipped.settings.min_barrier_stiffness_scale)
+    assert skipped.barrier_stiffness >= bound  # every step after the first took the shortcut
+    monkeypatch.setattr(simulation, "barrier_stiffness_bounds", lambda *args: (np.inf, np.inf))
+    evaluated, _, forces_evaluated = box_between_pads(0.5, PAD_E, contact_force_scale=100.0)
+    assert skipped.barrier_stiffness == evaluated.barrier_stiffness
+    assert skipped.max_barrier_stiffness == evaluated.max_barrier_stiffness
+    np.testing.assert_array_equal(skipped.pack(), evaluated.pack())
+    assert forces == forces_evaluated

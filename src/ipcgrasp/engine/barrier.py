@@ -20,6 +20,7 @@ __all__ = [
     "barrier",
     "barrier_first_derivative",
     "barrier_second_derivative",
+    "barrier_stiffness_bounds",
     "initial_barrier_stiffness",
     "update_barrier_stiffness",
     "project_to_psd",
@@ -83,6 +84,23 @@ def barrier_second_derivative(d, dhat):
     return _barrier_second_derivative(float(d), _check_dhat(dhat))
 
 
+def barrier_stiffness_bounds(bbox_diagonal, dhat, average_mass, min_barrier_stiffness_scale=1e11):
+    """(kappa_min, kappa_max) of `initial_barrier_stiffness`, which clamps IPC's heuristic to
+    them: kappa_min = scale * average_mass / (4 d0 b''(d0, dhat^2)), d0 = (1e-8 *
+    bbox_diagonal)^2 (or dhat^2 / 2 if that is not below dhat^2), kappa_max = 100 kappa_min.
+    Lengths in m, mass in kg; arguments as checked there."""
+    dhat_squared = dhat * dhat
+    d0 = (1e-8 * bbox_diagonal) ** 2
+    if d0 >= dhat_squared:
+        d0 = 0.5 * dhat_squared
+    min_kappa = (
+        min_barrier_stiffness_scale
+        * average_mass
+        / (4.0 * d0 * _barrier_second_derivative(d0, dhat_squared))
+    )
+    return min_kappa, 100.0 * min_kappa
+
+
 def initial_barrier_stiffness(
     bbox_diagonal,
     dhat,
@@ -122,17 +140,7 @@ def initial_barrier_stiffness(
     if not (np.isfinite(grad_energy).all() and np.isfinite(grad_barrier).all()):
         raise ValueError("grad_energy and grad_barrier must be finite")
 
-    dhat_squared = dhat * dhat
-    d0 = (1e-8 * bbox_diagonal) ** 2
-    if d0 >= dhat_squared:
-        d0 = 0.5 * dhat_squared
-    min_kappa = (
-        min_barrier_stiffness_scale
-        * average_mass
-        / (4.0 * d0 * _barrier_second_derivative(d0, dhat_squared))
-    )
-    max_kappa = 100.0 * min_kappa
-
+    min_kappa, max_kappa = barrier_stiffness_bounds(bbox_diagonal, dhat, average_mass, min_barrier_stiffness_scale)
     kappa = 1.0
     grad_barrier_squared_norm = float(grad_barrier @ grad_barrier)
     if grad_barrier_squared_norm > 0.0:

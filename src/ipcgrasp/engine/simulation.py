@@ -64,7 +64,7 @@ from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine import penalty, scene
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, nearest_rotation
-from ipcgrasp.engine.barrier import initial_barrier_stiffness, update_barrier_stiffness
+from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.broadphase import _candidates as _broad_phase
@@ -1778,6 +1778,14 @@ class Simulation:
 
     def _init_barrier_stiffness(self, z, z_tilde, x, coll):
         """IPC's balance heuristic; kappa only grows over the simulation so resting gaps stay put."""
+        floor = self._barrier_stiffness_floor()
+        _, bound = barrier_stiffness_bounds(self.bbox_diagonal, self.dhat, self._average_mass,
+                                            self.settings.min_barrier_stiffness_scale)
+        if self.barrier_stiffness is not None and self.barrier_stiffness >= max(bound, floor):
+            # the heuristic is clamped below max(bound, floor): it cannot raise kappa, and its
+            # gradients need not be computed (a kappa at the contact-force floor stays there)
+            self.max_barrier_stiffness = max(bound, 100.0 * floor)
+            return
         g_e = self._gradient_without_contact(z, z_tilde)
         PT = self._PT
         g_b = np.zeros(self.n_dof)  # P^T grad B with kappa = 1
@@ -1786,7 +1794,6 @@ class Simulation:
                                     1.0, False, *self._friction_arrays(None), x, 0.0)
         kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self._average_mass, g_e, g_b,
                                                      self.settings.min_barrier_stiffness_scale)
-        floor = self._barrier_stiffness_floor()
         kappa, kappa_max = max(kappa, floor), max(kappa_max, 100.0 * floor)
         if self.barrier_stiffness is None or kappa > self.barrier_stiffness:
             self.barrier_stiffness = kappa
