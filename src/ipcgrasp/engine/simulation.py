@@ -2081,15 +2081,17 @@ class Simulation:
         self._carried_factorisation = False
 
     def contacts_between(self, name, others) -> tuple[contact.Collisions, np.ndarray]:
-        """The pairs of primitives of body `name` and of each body in `others` closer than dhat in
-        the current configuration, as barrier-type collisions (under penalty contact too: dhat is
-        then the reach of its force field), and the contact-surface positions x (N, 3), m, they
-        index. After a step under barrier contact these are the step's own active contacts."""
+        """The pairs of primitives of body `name` and of each body in `others` (that the scene lets
+        touch it) closer than dhat in the current configuration, as barrier-type collisions (under
+        penalty contact too: dhat is then the reach of its force field), and the contact-surface
+        positions x (N, 3), m, they index. After a step under barrier contact these are the step's
+        own active contacts."""
         x = self.collision_positions()
         m = self.mesh
         pair = np.zeros_like(m.can_collide)
         for other in others:
-            pair[self.index[name], self.index[other]] = pair[self.index[other], self.index[name]] = True
+            a, b = self.index[name], self.index[other]
+            pair[a, b] = pair[b, a] = m.can_collide[a, b]
         accepted_x, accepted = self._accepted_contacts
         if not self._penalty and accepted is not None and np.array_equal(accepted_x, x):
             # a body pair's collisions come from its own candidates alone: selecting them from all
