@@ -81,14 +81,6 @@ def finger_mounts(tooltip_poses, params: SimParams, gripper: Gripper, pad_nodes,
                            shapes={PADS[i]: shapes["pad"], BACKINGS[i]: shapes["backing"]}) for i in range(2)]
 
 
-def _collisions(sim: Simulation, body: str, others) -> tuple:
-    """(collisions, positions, mesh) of the surface pairs of `body` with each of `others` closer
-    than sim.dhat (the barrier's activation distance; under penalty contact the sum of the
-    margins, 2 r, i.e. BLEM's contacts before any clustering) in the current configuration."""
-    coll, x = sim.contacts_between(body, others)
-    return coll, x, sim.mesh
-
-
 def _vertex_slots(coll, x):
     """Each collision's vertex indices (padding slots 0), their positions (K, 4, 3) and validity."""
     valid = coll.vertices >= 0
@@ -98,9 +90,10 @@ def _vertex_slots(coll, x):
 
 def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, np.ndarray]:
     """Point contacts between `body` and `other` in the simulation's current configuration
-    (`_collisions`), each as the midpoint of its closest points and the unit normal pointing from
+    (`Simulation.contacts_between`), each as the midpoint of its closest points and the unit normal pointing from
     `other` into `body` (stability.contact_points). Returns points (K, 3) m and normals (K, 3)."""
-    coll, x, mesh = _collisions(sim, body, [other])
+    coll, x = sim.contacts_between(body, [other])
+    mesh = sim.mesh
     forces = contact.contact_forces(coll, mesh, x, sim.dhat, 1.0)  # directions and weights only
     vertices, positions, valid = _vertex_slots(coll, x)
     return contact_points(positions, forces, valid & (mesh.vertex_body[vertices] == sim.index[body]))
@@ -112,7 +105,8 @@ def pad_contact_forces(sim: Simulation, dt: float) -> tuple[np.ndarray, np.ndarr
     (s) the length of the step that led here;
     NaN under penalty contact, whose forces act on clusters, not on these pairs, and before the
     first step) and the pad of each (K,) (0 or 1)."""
-    coll, x, mesh = _collisions(sim, OBJECT, PADS)
+    coll, x = sim.contacts_between(OBJECT, PADS)
+    mesh = sim.mesh
     known = sim.settings.contact_model == "barrier" and sim.barrier_stiffness is not None  # None: before a step
     scale = sim.barrier_stiffness / dt ** 2 if known else 1.0
     forces = contact.contact_forces(coll, mesh, x, sim.dhat, scale)
