@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 LOST_CELL = "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc"
-DOWNSTREAM_OF_LOST_CELL = {"grid_cell", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
+DOWNSTREAM_OF_LOST_CELL = {"grid_row", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
                            "evaluation_simulation", "evaluation_merge", "evaluation_baseline", "evaluation_dynamic",
                            "evaluation", "notebook_evaluation", "notebook_failure_modes", "benchmarks",
                            "notebook_runtime", "finger_merge", "fingers", "all"}
@@ -139,7 +139,7 @@ def test_held_out_cubes_carry_critical_mass_and_the_models_numbers(study):
     assert "ipcgrasp does not interpenetrate" in executed
 
 
-@pytest.mark.parametrize("rule, jobs", [("grid_cell", 2), ("baseline_cell", 2), ("evaluation_simulation", 2),
+@pytest.mark.parametrize("rule, jobs", [("grid_row", 2), ("baseline_cell", 2), ("evaluation_simulation", 2),
                                         ("evaluation_dynamic", 4)])
 def test_simulation_jobs_went_through_the_cluster_executor(study, rule, jobs):
     _, log = study
@@ -169,12 +169,12 @@ def test_resuming_an_interrupted_grid_reruns_only_the_unfinished_job_and_what_de
     summary = snakemake(work, "--summary", "--cores", "1").stdout
     made_by = dict(line.split("\t")[:3:2] for line in summary.splitlines() if line.count("\t") == 5)
     for path, rule in made_by.items():
-        if rule in DOWNSTREAM_OF_LOST_CELL - {"grid_cell"}:
+        if rule in DOWNSTREAM_OF_LOST_CELL - {"grid_row"}:
             (work / path).unlink()
     (work / LOST_CELL).unlink()
     dry = snakemake(work, "-n", "--cores", "2")
     planned = rules_run(dry.stdout + dry.stderr)
-    assert set(planned) == DOWNSTREAM_OF_LOST_CELL and planned["grid_cell"] == 1
+    assert set(planned) == DOWNSTREAM_OF_LOST_CELL and planned["grid_row"] == 1
     run = snakemake(work, "--cores", "2")
     assert rules_run(run.stdout + run.stderr) == planned
     assert (work / LOST_CELL).is_file()

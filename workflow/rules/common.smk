@@ -101,9 +101,11 @@ def object_data(wildcards):
             DATA_DIR / "phys_grasps_json" / f"{wildcards.object}.json"]
 
 
+GRID_CELL = "results/grid/{jaw}/{rule}/E{E}_mu{mu}/{object}.nc"
+
+
 def grid_cells(jaw):
-    return expand("results/grid/{jaw}/{rule}/E{E}_mu{mu}/{object}.nc", jaw=jaw, rule=GRID["rules"],
-                  E=E_LABELS, mu=MU_LABELS, object=TRAINING_OBJECTS)
+    return expand(GRID_CELL, jaw=jaw, rule=GRID["rules"], E=E_LABELS, mu=MU_LABELS, object=TRAINING_OBJECTS)
 
 
 FINGER_CELL = "results/fingers/{jaw}/{rule}/k{stiffness}_E{E}_mu{mu}/{object}.nc"
@@ -113,8 +115,8 @@ def finger_cells(jaw):
     """The compliant cells of one jaw's finger sweep and the grid's rigid cells at the same values."""
     compliant = expand(FINGER_CELL, jaw=jaw, rule=GRID["rules"], stiffness=FINGER_LABELS, E=FINGER_E_LABELS,
                        mu=FINGER_MU_LABELS, object=TRAINING_OBJECTS)
-    rigid = expand("results/grid/{jaw}/{rule}/E{E}_mu{mu}/{object}.nc", jaw=jaw, rule=GRID["rules"],
-                   E=FINGER_E_LABELS, mu=FINGER_MU_LABELS, object=TRAINING_OBJECTS)
+    rigid = expand(GRID_CELL, jaw=jaw, rule=GRID["rules"], E=FINGER_E_LABELS, mu=FINGER_MU_LABELS,
+                   object=TRAINING_OBJECTS)
     return {"compliant": compliant, "rigid": rigid}
 
 

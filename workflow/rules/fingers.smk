@@ -1,19 +1,20 @@
 # Stage: compliant fingers (docs/compliant_fingers.md), off while fingers.stiffness is empty. The
 # grid's training cells rerun with each finger tip stiffness beside E and mu, one job per (jaw,
-# rule, stiffness, E, mu, object) like the grid; merged per jaw with the grid's rigid-finger cells
-# at the same E and mu; scored per setting (paper F1, per-grasp F1 and MCC).
+# rule, stiffness, E, object) simulating the cells at every mu, like the grid's rows; merged per
+# jaw with the grid's rigid-finger cells at the same E and mu; scored per setting (paper F1,
+# per-grasp F1 and MCC).
 
 
-rule finger_cell:
+rule finger_row:
     input:
         object_data,
         unpack(grid_cell_inputs),
     output:
-        FINGER_CELL,
+        expand(FINGER_CELL, mu=FINGER_MU_LABELS, allow_missing=True),
     params:
         data_dir=str(DATA_DIR),
         E=lambda wc: float(wc.E),
-        mu=lambda wc: float(wc.mu),
+        mu=FINGERS["mu"] or GRID["mu"],
         finger_stiffness=lambda wc: float(wc.stiffness),
         E_ref=CALIBRATION["E_ref"],
         sim=SIM,
@@ -21,15 +22,15 @@ rule finger_cell:
         trials=TRIALS,
         seed=SEED,
     log:
-        "results/logs/fingers/{jaw}/{rule}/k{stiffness}_E{E}_mu{mu}/{object}.log",
+        "results/logs/fingers/{jaw}/{rule}/k{stiffness}_E{E}/{object}.log",
     benchmark:
-        "results/benchmarks/fingers/{jaw}/{rule}/k{stiffness}_E{E}_mu{mu}/{object}.tsv"
+        "results/benchmarks/fingers/{jaw}/{rule}/k{stiffness}_E{E}/{object}.tsv"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=240,
     script:
-        "../scripts/grid_cell.py"
+        "../scripts/grid_row.py"
 
 
 rule finger_merge:
