@@ -14,7 +14,7 @@ rule finger_row:
     params:
         data_dir=str(DATA_DIR),
         E=lambda wc: float(wc.E),
-        mu=FINGERS["mu"] or GRID["mu"],
+        mu=[float(mu) for mu in FINGERS["mu"] or GRID["mu"]],
         finger_stiffness=lambda wc: float(wc.stiffness),
         E_ref=CALIBRATION["E_ref"],
         sim=SIM,

@@ -20,7 +20,7 @@ rule grid_row:
     params:
         data_dir=str(DATA_DIR),
         E=lambda wc: float(wc.E),
-        mu=GRID["mu"],
+        mu=[float(mu) for mu in GRID["mu"]],
         E_ref=CALIBRATION["E_ref"],
         sim=SIM,
         gripper=GRIPPER,
