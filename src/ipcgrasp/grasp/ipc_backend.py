@@ -90,8 +90,9 @@ def _vertex_slots(coll, x):
 
 def point_contacts(sim: Simulation, body: str, other: str) -> tuple[np.ndarray, np.ndarray]:
     """Point contacts between `body` and `other` in the simulation's current configuration
-    (`Simulation.contacts_between`), each as the midpoint of its closest points and the unit normal pointing from
-    `other` into `body` (stability.contact_points). Returns points (K, 3) m and normals (K, 3)."""
+    (`Simulation.contacts_between`), each as the midpoint of its closest points and the unit
+    normal pointing from `other` into `body` (stability.contact_points). Returns points (K, 3) m
+    and normals (K, 3)."""
     coll, x = sim.contacts_between(body, [other])
     mesh = sim.mesh
     forces = contact.contact_forces(coll, mesh, x, sim.dhat, 1.0)  # directions and weights only

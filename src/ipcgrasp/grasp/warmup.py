@@ -36,9 +36,10 @@ def box_grasp(gripper: Gripper) -> tuple[GraspObject, np.ndarray, np.ndarray]:
 
 def warm_up(log: Callable[[str], None] = print) -> list[tuple[str, float, str]]:
     """Simulate the box grasp once per contact model (SimParams defaults otherwise) and measure
-    the jaws closed into the box once, compiling what is not in numba's cache yet. Returns (contact model, CPU s, outcome: "held" or the
-    failure label and reason) per model; the outcome is for information (the penalty model with
-    its default stiffness lets the box slip), the kernels are compiled either way."""
+    the jaws closed into the box once, compiling what is not in numba's cache yet. Returns
+    (contact model, CPU s, outcome: "held" or the failure label and reason) per model; the
+    outcome is for information (the penalty model with its default stiffness lets the box slip),
+    the kernels are compiled either way."""
     gripper = Gripper.yumi()
     obj, object_pose, grasp_pose = box_grasp(gripper)
     done = []
