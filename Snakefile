@@ -22,7 +22,7 @@ include: "workflow/rules/notebooks.smk"
 
 
 # Jobs that take seconds run in the main snakemake process, also under a cluster executor; the
-# simulation jobs (calibration, psi_sensitivity_cell, grid_row, finger_row, baseline_cell,
+# simulation jobs (calibration, psi_sensitivity_row, grid_row, finger_row, baseline_cell,
 # evaluation_simulation, evaluation_dynamic, benchmark_resolution) are the ones submitted.
 localrules:
     all,

@@ -65,14 +65,14 @@ class FakePhysical:
 def test_a_trial_that_raises_is_recorded_as_solver_failure(monkeypatch):
     calls = []
 
-    def fake_simulate(obj, object_pose, grasp_pose, params, seed, gripper):
-        assert gripper.name == "yumi" and gripper.pad_kind == params.jaw
+    def fake_simulate(obj, object_pose, grasp_pose, rules, seed, gripper):
+        assert gripper.name == "yumi" and gripper.pad_kind == rules[0].jaw
         calls.append(seed)
         if len(calls) == 2:
             raise np.linalg.LinAlgError("singular matrix")
-        return GraspResult(success=True, reason="held", wall_time=0.5)
+        return [GraspResult(success=True, reason="held", wall_time=0.5) for _ in rules]
 
-    monkeypatch.setattr(simulate, "simulate_grasp", fake_simulate)
+    monkeypatch.setattr(simulate, "simulate_close_rules", fake_simulate)
     lines = []
     cell = runs.simulate_cell(None, FakePhysical, [1, 3], SimParams(), 2, 0,
                               {"object": "x", "rule": "force"}, log=lines.append)
@@ -153,10 +153,11 @@ def test_predict_cell_keeps_the_models_info_variables():
 def test_parts_of_the_held_out_grasps_join_to_the_cell_of_one_job(monkeypatch, parts):
     """The study's held-out jobs: each simulates every parts-th grasp (a part may hold none, with
     5 parts of 4 grasps); joined, they are the cell one job over all grasps makes, in its order."""
-    def fake_simulate(obj, object_pose, grasp_pose, params, seed, gripper):  # a seed decides the verdict
-        return GraspResult(success=bool(seed % 3), reason=f"seed {seed}", wall_time=0.5, close_forces=(seed % 7, 1.0))
+    def fake_simulate(obj, object_pose, grasp_pose, rules, seed, gripper):  # a seed decides the verdict
+        return [GraspResult(success=bool(seed % 3), reason=f"seed {seed}", wall_time=0.5, close_forces=(seed % 7, 1.0))
+                for _ in rules]
 
-    monkeypatch.setattr(simulate, "simulate_grasp", fake_simulate)
+    monkeypatch.setattr(simulate, "simulate_close_rules", fake_simulate)
     grasps, scalars = [3, 0, 2, 1], {"object": "x", "rule": "force"}
     whole = runs.simulate_cell(None, FakePhysical, grasps, SimParams(), 2, 9, scalars, attrs={"stage": "evaluation"})
     cells = [runs.simulate_cell(None, FakePhysical, split.grasp_part(grasps, k, parts), SimParams(), 2, 9, scalars,

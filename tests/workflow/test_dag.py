@@ -26,13 +26,14 @@ def job_counts(output: str) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
-@pytest.mark.parametrize("configfile, grid_rows, sweep_cells", [("config/config.yaml", 5 * 2 * 2, 3 * 2 + 2 * 2),
-                                                                 ("config/smoke.yaml", 2, 1 + 1)])
+@pytest.mark.parametrize("configfile, grid_rows, sweep_cells", [("config/config.yaml", 5 * 2, 3 * 2 + 2 * 2),
+                                                                 ("config/smoke.yaml", 1, 1 + 1)])
 def test_dry_run_plans_every_stage(configfile, grid_rows, sweep_cells):
     result = dry_run("--forceall", "--configfile", configfile)  # whatever results/ holds already
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
-    assert counts["grid_row"] == grid_rows  # one job per (jaw, rule, E, object), every mu; one object
+    assert counts["grid_row"] == grid_rows  # one job per (jaw, E, object), every mu and rule; one object
+    assert counts["psi_sensitivity_row"] == 1  # one job per training object, every Psi_th multiple
     assert "finger_row" not in counts or configfile.endswith("smoke.yaml")  # off in the default study
     assert counts["baseline_cell"] == sweep_cells  # one job per (model, stiffness, margin)
     for rule in ("data_manifest", "meshes", "split", "calibration", "grid_merge", "grid", "evaluation_simulation",
@@ -73,9 +74,9 @@ def test_the_finger_sweep_runs_beside_e_and_mu_and_reuses_the_grids_rigid_cells(
     result = dry_run("--forceall", "--configfile", str(path))
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
-    assert counts["finger_row"] == 2 * 2  # (stiffness) x (rule) at the one E, one jaw, one object
+    assert counts["finger_row"] == 2  # one per stiffness at the one E, one jaw, one object, both rules
     assert counts["finger_merge"] == counts["fingers"] == 1
-    assert counts["grid_row"] == 2 * 2  # the grid itself is unchanged
+    assert counts["grid_row"] == 2  # the grid itself is unchanged: one per E
     assert "results/fingers/rounded/force/k3000_E1e8_mu0.4/cube_3cm.nc" in result.stdout
     config["fingers"]["mu"] = [0.5]  # not a grid value: no rigid cells to compare with
     path.write_text(yaml.safe_dump(config))

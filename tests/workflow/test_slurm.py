@@ -36,7 +36,7 @@ TEST_CLUSTER = "ipcgrasp-test"  # ClusterName in the slurm.conf local_slurm.sh w
 LOCAL_SLURM_ARGS = ["--slurm-no-account", "--slurm-status-command", "squeue",
                     "--slurm-init-seconds-before-status-checks", "1", "--seconds-between-status-checks", "1"]
 # the rules the Snakefile does not list in localrules: the ones sbatch must run
-SUBMITTED_RULES = {"calibration", "psi_sensitivity_cell", "grid_row", "finger_row", "baseline_cell",
+SUBMITTED_RULES = {"calibration", "psi_sensitivity_row", "grid_row", "finger_row", "baseline_cell",
                    "evaluation_simulation", "evaluation_dynamic", "benchmark_resolution"}
 # what differs between any two runs of the same study: timings and creation stamps
 TIMING_VARIABLES = {"wall_time", "grasp_wall_time", "runtime"}

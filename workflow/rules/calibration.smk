@@ -1,7 +1,8 @@
 # Stage 2: Psi_th calibration. One pad squeezed against a flat rigid block at the closing speed
 # for every E: strain energy and normal force over time, Psi_th(E) where the force reaches
 # F_close. Then the Psi_th sensitivity: the training grasps under the psi rule with multiples of
-# the calibrated Psi_th at E_ref (the paper's Figure 3.3 question).
+# the calibrated Psi_th at E_ref (the paper's Figure 3.3 question), one job per object for every
+# multiple (the multiples of a trial share its simulation until both pads touch the object).
 
 
 rule calibration:
@@ -25,7 +26,7 @@ rule calibration:
         "../scripts/calibration.py"
 
 
-rule psi_sensitivity_cell:
+rule psi_sensitivity_row:
     input:
         object_data,
         registry=REGISTRY,
@@ -33,10 +34,10 @@ rule psi_sensitivity_cell:
         meshes="results/meshes/report.json",
         psi_th="results/calibration/psi_th.json",
     output:
-        "results/calibration/sensitivity/x{factor}/{object}.nc",
+        expand("results/calibration/sensitivity/x{factor}/{object}.nc", factor=FACTOR_LABELS, allow_missing=True),
     params:
         data_dir=str(DATA_DIR),
-        factor=lambda wc: float(wc.factor),
+        factors=[float(f) for f in CALIBRATION["sensitivity_factors"]],
         E_ref=CALIBRATION["E_ref"],
         mu=CALIBRATION["sensitivity_mu"],
         jaw=CALIBRATION["jaw"],
@@ -45,15 +46,15 @@ rule psi_sensitivity_cell:
         trials=TRIALS,
         seed=SEED,
     log:
-        "results/logs/calibration/sensitivity/x{factor}/{object}.log",
+        "results/logs/calibration/sensitivity/{object}.log",
     benchmark:
-        "results/benchmarks/calibration/sensitivity/x{factor}/{object}.tsv"
+        "results/benchmarks/calibration/sensitivity/{object}.tsv"
     threads: 1
     resources:
         mem_mb=2000,
         runtime=240,
     script:
-        "../scripts/sensitivity_cell.py"
+        "../scripts/sensitivity_row.py"
 
 
 rule psi_sensitivity:

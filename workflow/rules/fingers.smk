@@ -1,6 +1,6 @@
 # Stage: compliant fingers (docs/compliant_fingers.md), off while fingers.stiffness is empty. The
 # grid's training cells rerun with each finger tip stiffness beside E and mu, one job per (jaw,
-# rule, stiffness, E, object) simulating the cells at every mu, like the grid's rows; merged per
+# stiffness, E, object) simulating the cells at every mu and close rule, like the grid's rows; merged per
 # jaw with the grid's rigid-finger cells at the same E and mu; scored per setting (paper F1,
 # per-grasp F1 and MCC).
 
@@ -8,13 +8,14 @@
 rule finger_row:
     input:
         object_data,
-        unpack(grid_cell_inputs),
+        unpack(grid_row_inputs),
     output:
-        expand(FINGER_CELL, mu=FINGER_MU_LABELS, allow_missing=True),
+        row_cells(FINGER_CELL, FINGER_MU_LABELS),
     params:
         data_dir=str(DATA_DIR),
         E=lambda wc: float(wc.E),
         mu=[float(mu) for mu in FINGERS["mu"] or GRID["mu"]],
+        rules=GRID["rules"],
         finger_stiffness=lambda wc: float(wc.stiffness),
         E_ref=CALIBRATION["E_ref"],
         sim=SIM,
@@ -22,9 +23,9 @@ rule finger_row:
         trials=TRIALS,
         seed=SEED,
     log:
-        "results/logs/fingers/{jaw}/{rule}/k{stiffness}_E{E}/{object}.log",
+        "results/logs/fingers/{jaw}/k{stiffness}_E{E}/{object}.log",
     benchmark:
-        "results/benchmarks/fingers/{jaw}/{rule}/k{stiffness}_E{E}/{object}.tsv"
+        "results/benchmarks/fingers/{jaw}/k{stiffness}_E{E}/{object}.tsv"
     threads: 1
     resources:
         mem_mb=2000,

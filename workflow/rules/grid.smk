@@ -1,35 +1,43 @@
-# Stage 3: grid search on the training set. One job per (jaw, rule, E, object) simulates the row
-# of cells at every mu, one file per cell (a job's start, imports and numba's cache, costs about
-# 2.5 s: a job per cell spent a tenth of the grid on it); jobs run in parallel, on a cluster too;
-# merged into one cube per jaw; paper-shaped F1 tables; the best setting.
+# Stage 3: grid search on the training set. One job per (jaw, E, object) simulates the row of
+# cells at every mu and close rule, one file per cell: a job's start (imports, numba's cache) costs
+# about 2.5 s, and the close rules of a trial share its simulation until both pads touch the
+# object (grasp.simulate.run_close_rules); jobs run in parallel, on a cluster too; merged into one
+# cube per jaw; paper-shaped F1 tables; the best setting.
 
 
-def grid_cell_inputs(wildcards):
+def grid_row_inputs(wildcards):
     inputs = {"registry": REGISTRY, "split": "results/split.json", "meshes": "results/meshes/report.json"}
-    if wildcards.rule == "psi":
+    if "psi" in GRID["rules"]:
         inputs["psi_th"] = "results/calibration/psi_th.json"
     return inputs
+
+
+def row_cells(pattern, mu_labels):
+    """A row's cell files, mu-major then close rule, in the order grid_row.py writes them."""
+    return [path for mu in mu_labels for rule in GRID["rules"]
+            for path in expand(pattern, mu=mu, rule=rule, allow_missing=True)]
 
 
 rule grid_row:
     input:
         object_data,
-        unpack(grid_cell_inputs),
+        unpack(grid_row_inputs),
     output:
-        expand(GRID_CELL, mu=MU_LABELS, allow_missing=True),
+        row_cells(GRID_CELL, MU_LABELS),
     params:
         data_dir=str(DATA_DIR),
         E=lambda wc: float(wc.E),
         mu=[float(mu) for mu in GRID["mu"]],
+        rules=GRID["rules"],
         E_ref=CALIBRATION["E_ref"],
         sim=SIM,
         gripper=GRIPPER,
         trials=TRIALS,
         seed=SEED,
     log:
-        "results/logs/grid/{jaw}/{rule}/E{E}/{object}.log",
+        "results/logs/grid/{jaw}/E{E}/{object}.log",
     benchmark:
-        "results/benchmarks/grid/{jaw}/{rule}/E{E}/{object}.tsv"
+        "results/benchmarks/grid/{jaw}/E{E}/{object}.tsv"
     threads: 1
     resources:
         mem_mb=2000,

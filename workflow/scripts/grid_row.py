@@ -1,5 +1,6 @@
-"""One grid job: the training grasps of one object at one (jaw, rule, E) and every mu of the
-row, one cell file per mu (snakemake's outputs, in the order of params.mu); with compliant
+"""One grid job: the training grasps of one object at one (jaw, E) under every mu and close rule of
+the row, one cell file per (mu, rule) (snakemake's outputs: mu-major, then params.rules); the
+close rules of each trial share its simulation until both pads touch the object. With compliant
 fingers (rule finger_row, params.finger_stiffness in N/m) one job of the finger sweep (snakemake
 script)."""
 
@@ -9,28 +10,32 @@ import sys
 from ipcgrasp.data.registry import load_registry
 from ipcgrasp.study.cube import write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
-from ipcgrasp.study.runs import load_study_object, psi_th_at, simulate_cell, study_params
+from ipcgrasp.study.runs import load_study_object, psi_th_at, simulate_cells, study_params
 from ipcgrasp.study.split import load_split
 
 sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 wc, p = sm.wildcards, sm.params
-settings = {"E": p.E, "jaw": wc.jaw, "close_rule": wc.rule}
-if wc.rule == "psi":
+rule_settings = {"force": {"close_rule": "force"}}
+if "psi" in p.rules:
     with open(sm.input.psi_th) as stream:
-        settings["psi_th"] = psi_th_at(json.load(stream), p.E_ref)
+        rule_settings["psi"] = {"close_rule": "psi", "psi_th": psi_th_at(json.load(stream), p.E_ref)}
+settings = {"E": p.E, "jaw": wc.jaw}
 finger_stiffness = getattr(p, "finger_stiffness", None)  # only the finger sweep's rows have it
 if finger_stiffness is not None:
     settings["finger_stiffness"] = finger_stiffness
 obj, physical = load_study_object(p.data_dir, wc.object, load_registry(sm.input.registry))
 grasps = load_split(sm.input.split)["training"][wc.object]
 attrs = {**provenance_attrs(sm.config, p.seed), "stage": "grid" if finger_stiffness is None else "fingers"}
-for mu, path in zip(p.mu, sm.output, strict=True):
-    params = study_params(p.sim, **settings, mu=mu)
-    print(params)
-    scalars = {"jaw": wc.jaw, "rule": wc.rule, "E": p.E, "mu": mu, "object": wc.object}
+paths = iter(sm.output)
+for mu in p.mu:
+    rules = [study_params(p.sim, **settings, **rule_settings[rule], mu=mu) for rule in p.rules]
+    for params in rules:
+        print(params)
+    scalars = [{"jaw": wc.jaw, "rule": rule, "E": p.E, "mu": mu, "object": wc.object} for rule in p.rules]
     if finger_stiffness is not None:
-        scalars["finger_stiffness"] = finger_stiffness
-    cell = simulate_cell(obj, physical, grasps, params, p.trials, p.seed, scalars=scalars, attrs=attrs, log=print,
-                         gripper=p.gripper)
-    write_netcdf_atomic(cell, path)
+        scalars = [{**s, "finger_stiffness": finger_stiffness} for s in scalars]
+    cells = simulate_cells(obj, physical, grasps, rules, p.trials, p.seed, scalars=scalars, attrs=attrs, log=print,
+                           gripper=p.gripper)
+    for cell in cells:
+        write_netcdf_atomic(cell, next(paths))

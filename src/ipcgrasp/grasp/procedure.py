@@ -31,8 +31,10 @@ S_cp, S_cn (grasp.stability). After the trial is judged, and only when it succee
 
 from __future__ import annotations
 
+import copy
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -51,6 +53,9 @@ TARGET_LEVEL = 1.1  # once both pads touch, the approach aims 10 % past the rule
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
 MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
 STEP_GROWTH = 2.0  # a secant step is at most this x the last one (a secant from near-zero forces overshoots)
+RULE_FIELDS = ("close_rule", "psi_th", "psi_tol")
+"""The SimParams fields only the close rule reads: trials that differ in nothing else share their
+simulation until both pads touch the object (`GraspProcedure.run_rules`)."""
 RECORDS = ("frames", "trajectory")
 """What a trial may record (`record=`): frames, per step the bodies' world vertices and the pads'
 contact points, for pictures (GraspResult.frames, .faces); trajectory, per step the quantities of
@@ -121,6 +126,30 @@ class _Over(Exception):
     """The trial is decided (the result holds its verdict)."""
 
 
+class _Fork(Exception):
+    """Both pads touch the object: the close rules of `run_rules` part here."""
+
+
+class _Diverged(Exception):
+    """The close rules of `run_rules` judged the step that brought both pads on the object
+    differently, before the procedure could part them."""
+
+
+@dataclass
+class _Squeeze:
+    """Where the squeeze stands at the start of a closing step (what a branch resumes from)."""
+
+    start_pose: np.ndarray  # the object's pose when the squeeze began
+    travel: float  # each jaw's travel until the pads' front faces meet (m)
+    touched: list = field(default_factory=lambda: [False, False])  # each pad has touched the object
+    reached: float = 0.0  # where the jaws got (m; self.closed: where they are sent)
+    history: list = field(default_factory=list)  # (reached, pad forces, pad energies) once both pads touch
+
+
+_PHASES = ("_initialise", "_squeeze", "_lift", "_judge")
+"""The phases up to the verdict, in order (what `GraspProcedure._advance` runs)."""
+
+
 class GraspProcedure:
     """One trial of a (perturbed) grasp on the backend `make_backend(obj, object_pose,
     tooltip_poses, params, gripper)` builds; `run()` fills and returns a GraspResult. `record`:
@@ -128,6 +157,7 @@ class GraspProcedure:
 
     def __init__(self, obj: GraspObject, object_pose, grasp_pose, params: SimParams, make_backend,
                  gripper: Gripper | None = None, record=(), progress=None):
+        self._arguments = (obj, object_pose, grasp_pose, make_backend, gripper, record, progress)
         self.obj, self.params, self.make_backend = obj, params, make_backend
         self.gripper = gripper or Gripper.yumi(pad_kind=params.jaw, pad_resolution=params.pad_resolution)
         if self.gripper.pad_kind != params.jaw:
@@ -136,10 +166,7 @@ class GraspProcedure:
                              "pad=params.jaw)")
         self.max_grip_force = params.max_grip_force or self.gripper.force_limit
         self.lift_speed = params.lift_speed or self.gripper.lift_speed
-        if params.close_rule == "force" and self.max_grip_force < params.close_force:
-            raise ValueError(f"the gripper {self.gripper.name!r} stalls at {self.max_grip_force:g} N, below "
-                             f"SimParams.close_force = {params.close_force:g} N: the force rule could never fire; fix: "
-                             "lower close_force or raise SimParams.max_grip_force")
+        self._rules = self._checked_rules([params])
         self.object_pose, self.grasp_pose = place_scene(obj.mesh, object_pose, grasp_pose)
         record = recordings(record)
         self.record_frames, self.record_trajectory = "frames" in record, "trajectory" in record
@@ -150,24 +177,97 @@ class GraspProcedure:
         self.closed = 0.0  # m each jaw is sent along its closing direction
         self.lifted = 0.0  # m both jaws moved up
         self._time = 0.0  # s simulated
+        self._phase_index = 0  # the next of _PHASES to run
+        self._squeezing: _Squeeze | None = None
+        self._checkpoint: GraspProcedure | None = None  # where rules that diverge part (run_rules)
 
     def run(self) -> GraspResult:
+        return self.run_rules([self.params])[0]
+
+    def run_rules(self, rules: Sequence[SimParams]) -> list[GraspResult]:
+        """This trial under each of `rules`, in that order: SimParams equal to this procedure's
+        but in RULE_FIELDS (the close rule, Psi_th, the psi rule's force balance). Nothing reads
+        the close rule until both pads touch the object, so the rules share one simulation up to
+        the closing step that starts with both pads on it, and each rule then continues from a
+        copy of it: each result is, to the bit, what `run()` gives with that rule alone. When the
+        rules judge the very step that brought both pads on the object differently (one would
+        refine or close it, another not), they part at the last checkpoint before it instead: a
+        copy of the trial taken at the start of the squeeze and at each closing step that may
+        bring the second pad on the object. A result's wall_time counts the shared part;
+        `progress` sees each branch's simulated time from the fork on."""
         started = time.perf_counter()
+        self._rules = self._checked_rules(rules)
+        self._checkpoint = None
         try:
-            for phase in (self._initialise, self._squeeze, self._lift, self._judge):
-                self._timed(phase)
+            finished, fork = self._advance(), self
+        except _Diverged:
+            finished, fork = False, self._checkpoint
+        self._checkpoint = None
+        branches = [self] if finished else [fork._branch(rule, last=i == len(rules) - 1)
+                                            for i, rule in enumerate(self._rules)]
+        shared = time.perf_counter() - started
+        results = []
+        for branch in branches:
+            branch_started = time.perf_counter()
+            branch._advance()
+            branch._after_hold()
+            branch.result.wall_time = shared + time.perf_counter() - branch_started
+            results.append(branch.result)
+        return results + [copy.deepcopy(results[0]) for _ in rules[len(results):]]
+
+    def _checked_rules(self, rules: Sequence[SimParams]) -> list[SimParams]:
+        rules = list(rules)
+        if not rules:
+            raise ValueError("run_rules needs at least one SimParams")
+        for rule in rules:
+            differ = [f.name for f in fields(SimParams)
+                      if f.name not in RULE_FIELDS and getattr(rule, f.name) != getattr(self.params, f.name)]
+            if differ:
+                raise ValueError(f"close rules run together must differ only in {RULE_FIELDS}, not in {differ}; fix: "
+                                 "run trials with other parameters separately")
+            if rule.close_rule == "force" and self.max_grip_force < rule.close_force:
+                raise ValueError(f"the gripper {self.gripper.name!r} stalls at {self.max_grip_force:g} N, below "
+                                 f"SimParams.close_force = {rule.close_force:g} N: the force rule could never fire; "
+                                 "fix: lower close_force or raise SimParams.max_grip_force")
+        return rules
+
+    def _branch(self, rule: SimParams, last: bool) -> GraspProcedure:
+        """The trial from here on under `rule` alone: this procedure itself for the last rule, a
+        copy for the others."""
+        branch = self if last else self._copy()
+        branch.params, branch._rules = rule, [rule]
+        return branch
+
+    def _copy(self) -> GraspProcedure:
+        """A deep copy of the trial as it stands (backend included; the object and the gripper,
+        which no step changes, shared; no checkpoint)."""
+        checkpoint, self._checkpoint = self._checkpoint, None
+        try:
+            return copy.deepcopy(self, {id(self.obj): self.obj, id(self.gripper): self.gripper})
+        finally:
+            self._checkpoint = checkpoint
+
+    def _advance(self) -> bool:
+        """Run the phases from where the trial stands; False when it stopped at the fork point
+        (`run_rules`), True when it is over or judged."""
+        try:
+            while self._phase_index < len(_PHASES):
+                self._timed(getattr(self, _PHASES[self._phase_index]))
+                self._phase_index += 1
+        except _Fork:
+            return False
         except _Over:
-            pass
-        self._after_hold()
-        self.result.wall_time = time.perf_counter() - started
-        return self.result
+            self._phase_index = len(_PHASES)
+        return True
 
     def _timed(self, phase):
         t0 = time.perf_counter()
         try:
             phase()
         finally:
-            self.result.phase_wall_time[phase.__name__.strip("_")] = time.perf_counter() - t0
+            name = phase.__name__.strip("_")
+            wall = self.result.phase_wall_time
+            wall[name] = wall.get(name, 0.0) + time.perf_counter() - t0
 
     # ------------------------------------------------------------------ phases (raise _Over when decided)
     def _initialise(self) -> None:
@@ -201,59 +301,69 @@ class GraspProcedure:
 
     def _squeeze(self) -> None:
         p, r, backend = self.params, self.result, self.backend
-        self.phase = "squeeze"
-        start_pose = backend.object_pose()
-        r.squeeze_time = self._time
-        touched = [False, False]  # each pad has touched the object at some step
-        travel = 0.5 * r.start_opening  # each jaw's travel until the pads' front faces meet
-        reached = 0.0  # where the jaws got (self.closed: where they are sent; a lagging drive catches up)
-        history = []  # (reached, close level) once both pads touch: the secant approach
+        if self._squeezing is None:
+            self.phase = "squeeze"
+            r.squeeze_time = self._time
+            self._squeezing = _Squeeze(start_pose=backend.object_pose(), travel=0.5 * r.start_opening)
+        s = self._squeezing
         while True:
+            if len(self._rules) > 1:
+                if all(s.touched):
+                    raise _Fork
+                if self._checkpoint is None or self._second_pad_near(s.touched):
+                    self._checkpoint = self._copy()
             saved, counters = backend.save(), self._counters()
-            increment = self._closing_increment(touched, history)
+            increment = self._closing_increment(s.touched, s.history)
             for refinement in range(MAX_REFINEMENTS + 1):
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
                 # drive lagged, the rest of that lag would otherwise be in every retry's motion.
-                target = min((self.closed if refinement == 0 else reached) + increment, travel)
+                target = min((self.closed if refinement == 0 else s.reached) + increment, s.travel)
                 last = refinement == MAX_REFINEMENTS  # the smallest increment stands, overshoot or not
                 # The backend may stop a step that overshoots on the way (an equilibrium with the jaws
                 # short of the target): a shorter increment is due even if the object then shifts
                 # and the step would end below the bound.
-                give_up = None if last else (lambda forces, energies: self._overshoots(forces, energies, touched))
+                give_up = None if last else (lambda forces, energies: self._overshoots(forces, energies, s.touched))
                 # Once both pads hold the object its rounds are settled coarsely (Backend.step); while a
                 # pad pushes it alone, stick and slip on the ground decide its path at full tolerance.
-                report = self._guarded(lambda: self._step(target, give_up, coarse_rounds=all(touched)),
+                report = self._guarded(lambda: self._step(target, give_up, coarse_rounds=all(s.touched)),
                                        phase="squeeze")
                 if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
-                                                                        touched)):
+                                                                        s.touched)):
                     break
                 backend.restore(saved)  # overshot the close rule: retry with half the increment
                 self._restore_counters(counters)
                 increment *= 0.5
             on_object = [f > 0.0 for f in report.pad_forces]
-            level = self._close_level(report.pad_forces, report.pad_energies)
-            self.closed, progress = target, target - report.jaw_lag - reached
-            reached += progress
-            touched = [t or o for t, o in zip(touched, on_object)]
+            self.closed, progress = target, target - report.jaw_lag - s.reached
+            s.reached += progress
+            s.touched = [t or o for t, o in zip(s.touched, on_object)]
             if all(on_object):
-                history.append((reached, level))
-            self._track_object(start_pose, backend.object_pose())
+                s.history.append((s.reached, report.pad_forces, report.pad_energies))
+            self._track_object(s.start_pose, backend.object_pose())
             if report.pads_touch:
-                mode = "miss" if not any(touched) else ("pushed_out" if not all(touched) else "jaws_meet")
+                mode = "miss" if not any(s.touched) else ("pushed_out" if not all(s.touched) else "jaws_meet")
                 self._fail(mode, "the pads met without the close rule firing")
             if self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
-                r.close_opening = r.start_opening - 2 * reached - sum(backend.finger_deflections())
+                r.close_opening = r.start_opening - 2 * s.reached - sum(backend.finger_deflections())
                 return
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
             if max(report.pad_forces) >= self.max_grip_force:
-                self._fail("no_close" if all(touched) else "pushed_out",
+                self._fail("no_close" if all(s.touched) else "pushed_out",
                            f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.0f} N >= "
                            f"max_grip_force = {self.max_grip_force:.0f} N) without the close rule firing")
-            if self.closed >= travel and (report.jaw_lag == 0.0 or progress <= 0.0):
-                mode = "miss" if not any(touched) else ("no_close" if all(touched) else "pushed_out")
+            if self.closed >= s.travel and (report.jaw_lag == 0.0 or progress <= 0.0):
+                mode = "miss" if not any(s.touched) else ("no_close" if all(s.touched) else "pushed_out")
                 self._fail(mode, "the jaws reached the end of their travel without the close rule firing")
+
+    def _second_pad_near(self, touched) -> bool:
+        """One pad is on the object and the other within two closing steps of it (the object
+        pushed towards it closes the gap at up to twice the closing speed)."""
+        if not any(touched):
+            return False
+        reach = 2.0 * self.closing_speed * self.backend.dt
+        return min(self.backend.pad_object_distance(i, reach) for i in range(2) if not touched[i]) <= reach
 
     def _closing_increment(self, touched, history) -> float:
         """How far each jaw is sent this step (m): the closing speed, shortened to land a free pad
@@ -266,7 +376,7 @@ class GraspProcedure:
         if all(touched):
             first = min(FIRST_CONTACT_STEP * near, nominal)
             if len(history) >= 2:
-                (c0, l0), (c1, l1) = history[-2], history[-1]
+                (c0, l0), (c1, l1) = ((c, self._close_level(self.params, f, e)) for c, f, e in history[-2:])
                 if l1 >= TARGET_LEVEL:  # past the target but the rule has not fired (B of psi): go on
                     return first
                 if l1 > l0 and c1 > c0:  # never more than STEP_GROWTH x the last step: the force rises steeply
@@ -424,31 +534,41 @@ class GraspProcedure:
         del r.frames[n_frames:]
         del r.trajectory[n_steps:]
 
-    def _close_level(self, pad_forces, pad_energies) -> float:
+    @staticmethod
+    def _close_level(rule: SimParams, pad_forces, pad_energies) -> float:
         """How far the close rule's threshold quantity is (1 = exactly at it): the smaller pad
         force over close_force, or the smaller pad strain energy over psi_th (StepReport's
         pad_forces, N, and pad_energies, J)."""
-        p = self.params
-        if p.close_rule == "force":
-            return min(pad_forces) / p.close_force
-        return min(pad_energies) / p.psi_th
+        if rule.close_rule == "force":
+            return min(pad_forces) / rule.close_force
+        return min(pad_energies) / rule.psi_th
+
+    def _agreed(self, decide) -> bool:
+        """decide(rule) under every rule this trial runs (`run_rules`); _Diverged if they differ."""
+        answers = {decide(rule) for rule in self._rules}
+        if len(answers) > 1:
+            raise _Diverged
+        return answers.pop()
 
     def _overshoots(self, pad_forces, pad_energies, touched) -> bool:
         """A squeeze step overshot the close rule: both pads are on the object (or touched it
         before, `touched`) and the rule's quantity is past OVERSHOOT x its threshold."""
         return (all(t or f > 0.0 for t, f in zip(touched, pad_forces))
-                and self._close_level(pad_forces, pad_energies) > OVERSHOOT)
+                and self._agreed(lambda rule: self._close_level(rule, pad_forces, pad_energies) > OVERSHOOT))
 
     def _closed(self, report: StepReport, on_object) -> bool:
         """The close rule, counted only while both pads touch the object (pads squeezing each
         other never close a grasp)."""
-        p = self.params
         if not all(on_object):
             return False
         forces = report.pad_forces
-        if p.close_rule == "force":
-            return min(forces) >= p.close_force
-        return min(report.pad_energies) >= p.psi_th and abs(forces[0] - forces[1]) <= p.psi_tol * max(forces)
+
+        def fires(rule: SimParams) -> bool:
+            if rule.close_rule == "force":
+                return min(forces) >= rule.close_force
+            return min(report.pad_energies) >= rule.psi_th and abs(forces[0] - forces[1]) <= rule.psi_tol * max(forces)
+
+        return self._agreed(fires)
 
     def _track_object(self, start_pose, pose):
         r = self.result

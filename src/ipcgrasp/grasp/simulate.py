@@ -1,5 +1,6 @@
-"""Public entry points: one perturbed grasp trial, the one trial runner every caller uses, and
-robustness over N trials.
+"""Public entry points: one perturbed grasp trial (under one close rule or several that share its
+simulation until both pads touch), the one trial runner every caller uses, and robustness over N
+trials.
 
 Seeding rule (one for the API, the CLI, the study and the generator): trial k of grasp g under
 root seed S uses `perturbation.trial_seed(S, g, k)`, and that seed alone fixes the trial's pose
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
@@ -58,15 +59,30 @@ def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams 
     "trajectory" (per-step forces, poses, contacts: `grasp.trajectory.write_trajectory`) or both
     (`procedure.RECORDS`); recording never changes the outcome. `progress(t)` is called with the
     simulated time (s) after every step."""
+    return simulate_close_rules(obj, object_pose, grasp_pose, [params or SimParams()], seed, gripper, record,
+                                progress, backend)[0]
+
+
+def simulate_close_rules(obj: GraspObject, object_pose, grasp_pose, rules: Sequence[SimParams], seed: int = 0,
+                         gripper: Gripper | None = None, record=(), progress=None,
+                         backend: Callable | None = None) -> list[GraspResult]:
+    """One trial of a grasp under each SimParams of `rules`, which may differ only in the close
+    rule's fields (`procedure.RULE_FIELDS`: close_rule, psi_th, psi_tol): the rules share the
+    simulation until both pads touch the object (`GraspProcedure.run_rules`), and each result is,
+    to the bit, what `simulate_grasp` gives with that rule. Arguments as `simulate_grasp`."""
     object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
     grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
-    params = params or SimParams()
+    rules = list(rules)
+    if not rules:
+        raise ValueError("simulate_close_rules needs at least one SimParams in rules")
+    params = rules[0]
     if object_pose is None:
         object_pose = obj.stable_pose()
-    result = GraspProcedure(obj, object_pose, perturbed_grasp(grasp_pose, params, seed), params,
-                            backend or IpcBackend, gripper, record, progress).run()
-    result.seed = seed
-    return result
+    results = GraspProcedure(obj, object_pose, perturbed_grasp(grasp_pose, params, seed), params,
+                             backend or IpcBackend, gripper, record, progress).run_rules(rules)
+    for result in results:
+        result.seed = seed
+    return results
 
 
 def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed: int,
@@ -74,16 +90,32 @@ def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed
     """The trial runner: simulate_grasp (with `options` such as backend, record), with any
     exception it raises recorded as a "solver" failure (reason: the exception; its traceback goes
     to `log`) instead of propagating, so one trial never loses the others."""
+    return _recorded(lambda: [simulate_grasp(obj, object_pose, grasp_pose, params, seed, **options)], 1, seed, log)[0]
+
+
+def run_close_rules(obj: GraspObject, object_pose, grasp_pose, rules: Sequence[SimParams], seed: int,
+                    log: Callable[[str], None] | None = None, **options) -> list[GraspResult]:
+    """The trial runner for several close rules of one trial (`simulate_close_rules`): as
+    `run_trial`, an exception is recorded as a "solver" failure of every rule."""
+    rules = list(rules)
+    return _recorded(lambda: simulate_close_rules(obj, object_pose, grasp_pose, rules, seed, **options), len(rules),
+                     seed, log)
+
+
+def _recorded(simulate: Callable[[], list[GraspResult]], n_results: int, seed: int,
+              log: Callable[[str], None] | None) -> list[GraspResult]:
+    """simulate(), or n_results "solver" failures naming the exception it raised."""
     started = time.perf_counter()
     try:
-        return simulate_grasp(obj, object_pose, grasp_pose, params, seed, **options)
+        return simulate()
     except Exception as exc:  # noqa: BLE001 - a failure of one trial must not end the sweep
-        result = GraspResult(success=False, failure_mode="solver", seed=seed,
-                             reason=f"{type(exc).__name__}: {exc}".strip())
-        result.wall_time = time.perf_counter() - started
         if log:
             log(traceback.format_exc())
-        return result
+        results = [GraspResult(success=False, failure_mode="solver", seed=seed,
+                               reason=f"{type(exc).__name__}: {exc}".strip()) for _ in range(n_results)]
+        for result in results:
+            result.wall_time = time.perf_counter() - started
+        return results
 
 
 def trial_seeds(root_seed: int, grasp_index: int, n_trials: int) -> list[int]:

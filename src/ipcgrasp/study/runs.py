@@ -4,8 +4,8 @@ predictions, runtime vs mesh resolution, and the Psi_th look-up from the calibra
 
 Every trial's seed is `grasp.perturbation.trial_seed(root_seed, grasp, trial)`, so every model and
 every setting sees the same perturbed grasp for the same (grasp, trial). Trials run through
-`grasp.simulate.run_trial`: one that raises is recorded as failure mode "solver" with the
-exception as its reason; the cell goes on.
+`grasp.simulate.run_close_rules` (several close rules of one trial together): one that raises is
+recorded as failure mode "solver" with the exception as its reason; the cell goes on.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.params import SimParams
-from ipcgrasp.grasp.simulate import run_trial
+from ipcgrasp.grasp.simulate import run_close_rules
 from ipcgrasp.study.cube import MODEL_INFO, prediction_cell, simulation_cell
 from ipcgrasp.study.replay import fixed_params_attr
 
@@ -76,28 +76,53 @@ def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[i
     (`cube.simulation_cell`) with `scalars` as its scalar coordinates. `log` gets one line per trial
     (and the traceback of a trial that raised). `gripper`: a description's name or file (None: the
     YuMi), carrying the pad params.jaw."""
+    return simulate_cells(obj, physical, grasps, [params], n_trials, root_seed, [scalars], attrs, log, gripper)[0]
+
+
+def simulate_cells(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int], rules: Sequence[SimParams],
+                   n_trials: int, root_seed: int, scalars: Sequence[Mapping], attrs: Mapping | None = None,
+                   log: Callable[[str], None] | None = None, gripper: str | None = None) -> list[xr.Dataset]:
+    """`simulate_cell` for each SimParams of `rules` (differing only in the close rule's fields,
+    `grasp.procedure.RULE_FIELDS`) with its `scalars`: every trial runs once for all the rules
+    until both pads touch the object (`grasp.simulate.run_close_rules`), and each cell is the one
+    `simulate_cell` gives with that rule."""
+    rules, scalars = list(rules), list(scalars)
+    if len(scalars) != len(rules):
+        raise ValueError(f"simulate_cells needs one scalars mapping per rule: {len(rules)} rules, {len(scalars)} "
+                         "mappings")
     grasps = [int(g) for g in grasps]
+    params = rules[0]
     hand = Gripper.from_description(gripper, params.jaw, params.pad_resolution)
     seeds = trial_seeds(root_seed, grasps, n_trials)
-    results = []
+    results = [[] for _ in rules]  # per rule, per grasp: the trials
     for g, row_seeds in zip(grasps, seeds):
-        row = []
+        rows = [[] for _ in rules]
         for t, seed in enumerate(row_seeds):
-            result = run_trial(obj, physical.object_poses[g], physical.grasp_poses[g], params, int(seed), log,
-                               gripper=hand)
-            if log:
-                outcome = "success" if result.success else result.failure_mode
-                log(f"grasp {g} trial {t}: {outcome} ({result.reason}), {result.wall_time:.1f} s")
-            row.append(result)
-        results.append(row)
-    psi_th = params.psi_th if params.close_rule == "psi" else float("nan")
-    attrs = {**(attrs or {}), "sim_params": fixed_params_attr(params),
-             "gripper": os.fspath(gripper) if gripper is not None else hand.name}  # what a replay needs (study.replay)
-    cell = simulation_cell(results, grasps, seeds, physical.results[grasps], scalars, psi_th, attrs)
-    if params.critical_mass:
-        cell.critical_mass.attrs.update(max_mass=params.max_mass, mass_rate=params.mass_rate,
-                                        slip_speed=params.slip_speed)
-    return cell
+            trial = run_close_rules(obj, physical.object_poses[g], physical.grasp_poses[g], rules, int(seed), log,
+                                    gripper=hand)
+            for rule, row, result in zip(rules, rows, trial):
+                if log:
+                    outcome = "success" if result.success else result.failure_mode
+                    named = f" {_rule_name(rule)}" if len(rules) > 1 else ""
+                    log(f"grasp {g} trial {t}{named}: {outcome} ({result.reason}), {result.wall_time:.1f} s")
+                row.append(result)
+        for cell_results, row in zip(results, rows):
+            cell_results.append(row)
+    gripper_name = os.fspath(gripper) if gripper is not None else hand.name
+    cells = []
+    for rule, cell_results, cell_scalars in zip(rules, results, scalars):
+        psi_th = rule.psi_th if rule.close_rule == "psi" else float("nan")
+        cell_attrs = {**(attrs or {}), "sim_params": fixed_params_attr(rule), "gripper": gripper_name}  # for a replay
+        cell = simulation_cell(cell_results, grasps, seeds, physical.results[grasps], cell_scalars, psi_th, cell_attrs)
+        if rule.critical_mass:
+            cell.critical_mass.attrs.update(max_mass=rule.max_mass, mass_rate=rule.mass_rate,
+                                            slip_speed=rule.slip_speed)
+        cells.append(cell)
+    return cells
+
+
+def _rule_name(rule: SimParams) -> str:
+    return f"psi {rule.psi_th:.3g} J" if rule.close_rule == "psi" else f"force {rule.close_force:g} N"
 
 
 def always_success(obj, object_pose, grasp_pose, params, seed) -> Prediction:

@@ -1,0 +1,109 @@
+"""Several close rules of one trial run together (`simulate_close_rules`): they share the simulation
+until both pads touch the object, and each result is, to the bit, the trial under that rule alone,
+also when the rules judge the step that brings both pads on the object differently (they then
+part at a checkpoint before it) and when the trial is decided before the rules matter."""
+
+import math
+from dataclasses import fields, replace
+
+import numpy as np
+import pytest
+
+from ipcgrasp import SimParams, simulate_grasp
+from ipcgrasp.grasp import procedure
+from ipcgrasp.grasp.ipc_backend import IpcBackend
+from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.grasp.perturbation import trial_seed
+from ipcgrasp.grasp.simulate import run_close_rules, simulate_close_rules
+
+from .test_procedure import FAST, block, bundled_cube, top_down_grasp
+
+SHORT = dict(lift_height=0.005, hold_time=0.04)  # the study's noise, a shorter lift and hold
+PSI_TH = 9.48e-6  # J, the default study's calibrated Psi_th at E 1e8 Pa
+
+
+def assert_same_trial(joint: GraspResult, alone: GraspResult):
+    """Every field but the wall times equal, NaN equal to NaN."""
+    for f in fields(GraspResult):
+        if f.name in ("wall_time", "phase_wall_time"):
+            continue
+        a, b = getattr(joint, f.name), getattr(alone, f.name)
+        if isinstance(a, float) and math.isnan(a):
+            assert isinstance(b, float) and math.isnan(b), f.name
+        elif isinstance(a, (tuple, np.ndarray)):
+            np.testing.assert_array_equal(a, b, err_msg=f.name)
+        else:
+            assert a == b, f.name
+
+
+class CountingBackend(IpcBackend):
+    """The IPC backend, counting the steps every instance computes."""
+
+    steps = 0
+
+    def step(self, *args, **kwargs):
+        CountingBackend.steps += 1
+        return super().step(*args, **kwargs)
+
+
+def count_divergences(monkeypatch) -> list:
+    seen = []
+    agreed = procedure.GraspProcedure._agreed
+
+    def counting(self, decide):
+        try:
+            return agreed(self, decide)
+        except procedure._Diverged:
+            seen.append(True)
+            raise
+
+    monkeypatch.setattr(procedure.GraspProcedure, "_agreed", counting)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def cube():
+    return bundled_cube()
+
+
+@pytest.mark.parametrize("E, grasp, trial, diverges", [(1e8, 0, 0, False), (1e9, 3, 0, True)])
+def test_rules_run_together_give_each_rules_trial_to_the_bit(cube, monkeypatch, E, grasp, trial, diverges):
+    obj, grasps = cube
+    base = SimParams(E=E, **SHORT)
+    rules = [replace(base, close_rule="psi", psi_th=f * PSI_TH) for f in (0.5, 1.0)] + [base]
+    seed = trial_seed(0, grasp, trial)
+    divergences = count_divergences(monkeypatch)
+    CountingBackend.steps = 0
+    joint = simulate_close_rules(obj, grasps.object_poses[grasp], grasps.grasp_poses[grasp], rules, seed,
+                                 backend=CountingBackend)
+    shared_steps = CountingBackend.steps
+    assert bool(divergences) == diverges  # the case takes the path it is here for
+    CountingBackend.steps = 0
+    for rule, result in zip(rules, joint, strict=True):
+        alone = simulate_grasp(obj, grasps.object_poses[grasp], grasps.grasp_poses[grasp], rule, seed,
+                               backend=CountingBackend)
+        assert_same_trial(result, alone)
+        assert result.seed == seed and result.wall_time > 0
+    # the shared part was simulated once: fewer steps than the three trials one after the other
+    assert shared_steps < CountingBackend.steps
+
+
+def test_a_trial_decided_before_both_pads_touch_gives_every_rule_its_result():
+    pad = procedure.Gripper.yumi().pad_mesh().nodes
+    sideways = np.abs(pad[:, 1]).max() + 0.5 * 0.02 + 5e-3  # the pads pass beside the block
+    rules = [SimParams(close_rule="psi", psi_th=PSI_TH, **FAST), SimParams(**FAST)]
+    joint = simulate_close_rules(block(0.01), np.eye(4), top_down_grasp(sideways), rules, seed=0)
+    for rule, result in zip(rules, joint, strict=True):
+        assert result.failure_mode == "miss"
+        assert_same_trial(result, simulate_grasp(block(0.01), np.eye(4), top_down_grasp(sideways), rule, seed=0))
+    assert joint[0] is not joint[1]  # each rule owns its record
+
+
+@pytest.mark.parametrize("change, named", [({"mu": 0.9}, "mu"), ({"E": 1e9, "close_force": 10.0}, "close_force")])
+def test_rules_that_differ_in_more_than_the_close_rule_are_refused(change, named):
+    rules = [SimParams(**FAST), replace(SimParams(**FAST), close_rule="psi", **change)]
+    with pytest.raises(ValueError, match=f"differ only in .*{named}"):
+        simulate_close_rules(block(0.01), np.eye(4), top_down_grasp(), rules, seed=0)
+    # the trial runner records the refusal as every rule's failure instead of raising
+    results = run_close_rules(block(0.01), np.eye(4), top_down_grasp(), rules, seed=0)
+    assert [r.failure_mode for r in results] == ["solver", "solver"] and "differ only" in results[0].reason
