@@ -72,7 +72,7 @@ def test_a_trial_that_raises_is_recorded_as_solver_failure(monkeypatch):
             raise np.linalg.LinAlgError("singular matrix")
         return [GraspResult(success=True, reason="held", wall_time=0.5) for _ in rules]
 
-    monkeypatch.setattr(simulate, "simulate_close_rules", fake_simulate)
+    monkeypatch.setattr(simulate, "simulate_variants", fake_simulate)
     lines = []
     cell = runs.simulate_cell(None, FakePhysical, [1, 3], SimParams(), 2, 0,
                               {"object": "x", "rule": "force"}, log=lines.append)
@@ -157,7 +157,7 @@ def test_parts_of_the_held_out_grasps_join_to_the_cell_of_one_job(monkeypatch, p
         return [GraspResult(success=bool(seed % 3), reason=f"seed {seed}", wall_time=0.5, close_forces=(seed % 7, 1.0))
                 for _ in rules]
 
-    monkeypatch.setattr(simulate, "simulate_close_rules", fake_simulate)
+    monkeypatch.setattr(simulate, "simulate_variants", fake_simulate)
     grasps, scalars = [3, 0, 2, 1], {"object": "x", "rule": "force"}
     whole = runs.simulate_cell(None, FakePhysical, grasps, SimParams(), 2, 9, scalars, attrs={"stage": "evaluation"})
     cells = [runs.simulate_cell(None, FakePhysical, split.grasp_part(grasps, k, parts), SimParams(), 2, 9, scalars,

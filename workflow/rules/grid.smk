@@ -1,8 +1,8 @@
 # Stage 3: grid search on the training set. One job per (jaw, E, object) simulates the row of
 # cells at every mu and close rule, one file per cell: a job's start (imports, numba's cache) costs
-# about 2.5 s, and the close rules of a trial share its simulation until both pads touch the
-# object (grasp.simulate.run_close_rules); jobs run in parallel, on a cluster too; merged into one
-# cube per jaw; paper-shaped F1 tables; the best setting.
+# about 2.5 s, and a trial's settling is shared by every mu and its squeeze until both pads touch
+# the object by the close rules (grasp.simulate.run_variants); jobs run in parallel, on a cluster
+# too; merged into one cube per jaw; paper-shaped F1 tables; the best setting.
 
 
 def grid_row_inputs(wildcards):

@@ -1,6 +1,7 @@
 """One grid job: the training grasps of one object at one (jaw, E) under every mu and close rule of
-the row, one cell file per (mu, rule) (snakemake's outputs: mu-major, then params.rules); the
-close rules of each trial share its simulation until both pads touch the object. With compliant
+the row, one cell file per (mu, rule) (snakemake's outputs: mu-major, then params.rules); each trial
+runs once for all of them while mu and the rule do not matter (`grasp.simulate.run_variants`).
+With compliant
 fingers (rule finger_row, params.finger_stiffness in N/m) one job of the finger sweep (snakemake
 script)."""
 
@@ -27,15 +28,13 @@ if finger_stiffness is not None:
 obj, physical = load_study_object(p.data_dir, wc.object, load_registry(sm.input.registry))
 grasps = load_split(sm.input.split)["training"][wc.object]
 attrs = {**provenance_attrs(sm.config, p.seed), "stage": "grid" if finger_stiffness is None else "fingers"}
-paths = iter(sm.output)
-for mu in p.mu:
-    rules = [study_params(p.sim, **settings, **rule_settings[rule], mu=mu) for rule in p.rules]
-    for params in rules:
-        print(params)
-    scalars = [{"jaw": wc.jaw, "rule": rule, "E": p.E, "mu": mu, "object": wc.object} for rule in p.rules]
-    if finger_stiffness is not None:
-        scalars = [{**s, "finger_stiffness": finger_stiffness} for s in scalars]
-    cells = simulate_cells(obj, physical, grasps, rules, p.trials, p.seed, scalars=scalars, attrs=attrs, log=print,
-                           gripper=p.gripper)
-    for cell in cells:
-        write_netcdf_atomic(cell, next(paths))
+variants = [study_params(p.sim, **settings, **rule_settings[rule], mu=mu) for mu in p.mu for rule in p.rules]
+for params in variants:
+    print(params)
+scalars = [{"jaw": wc.jaw, "rule": rule, "E": p.E, "mu": mu, "object": wc.object} for mu in p.mu for rule in p.rules]
+if finger_stiffness is not None:
+    scalars = [{**s, "finger_stiffness": finger_stiffness} for s in scalars]
+cells = simulate_cells(obj, physical, grasps, variants, p.trials, p.seed, scalars=scalars, attrs=attrs, log=print,
+                       gripper=p.gripper)
+for cell, path in zip(cells, sm.output, strict=True):
+    write_netcdf_atomic(cell, path)

@@ -55,7 +55,7 @@ cost about as much as the kernels.
 from __future__ import annotations
 
 import time as _time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -855,15 +855,7 @@ class Simulation:
         for a, b in ignore_pairs:
             i, j = self.index[a], self.index[b]
             can_collide[i, j] = can_collide[j, i] = False
-        mu = np.full((B, B), float(default_friction))
-        ground_mu = self.ground.mu if self.ground is not None else 0.0
-        mu_plane = np.full(B, ground_mu)
-        for (a, b), value in friction.items():
-            if "ground" in (a, b):
-                other = b if a == "ground" else a
-                mu_plane[self.index[other]] = value
-            else:
-                mu[self.index[a], self.index[b]] = mu[self.index[b], self.index[a]] = value
+        mu, mu_plane = self._friction_coefficients(friction, default_friction)
         plane = None
         plane_bodies = np.zeros(B, dtype=bool)
         if self.ground is not None:
@@ -2102,6 +2094,28 @@ class Simulation:
             return contact.Collisions(**{f.name: getattr(accepted, f.name)[rows] for f in fields(accepted)}), x
         vf, ee, _ = candidates(x, x, m.edges, m.faces, m.vertex_body, self.dhat, can_collide=pair)
         return contact.build_collisions(m, x, self.dhat, candidates=(vf, ee, np.zeros(0, dtype=np.int64))), x
+
+    def _friction_coefficients(self, friction, default_friction) -> tuple[np.ndarray, np.ndarray]:
+        """(B, B) friction coefficients per body pair and (B,) each body's with the ground, from
+        `friction` and `default_friction` as the constructor takes them."""
+        B = len(self.bodies)
+        mu = np.full((B, B), float(default_friction))
+        mu_plane = np.full(B, self.ground.mu if self.ground is not None else 0.0)
+        for (a, b), value in friction.items():
+            if "ground" in (a, b):
+                other = b if a == "ground" else a
+                mu_plane[self.index[other]] = value
+            else:
+                mu[self.index[a], self.index[b]] = mu[self.index[b], self.index[a]] = value
+        return mu, mu_plane
+
+    def set_friction(self, friction, default_friction: float = 0.0) -> None:
+        """Friction coefficients from the next step on, as the constructor's `friction` and
+        `default_friction`. A step lags friction at its start, so a pair that was not in contact
+        there feels the change only from the next step; the state and the contacts' lagged
+        normal forces are kept."""
+        mu, mu_plane = self._friction_coefficients(friction, default_friction)
+        self.mesh = replace(self.mesh, mu=mu, mu_plane=mu_plane)
 
     def body_distance(self, name_a, name_b, max_distance) -> float:
         """Smallest distance (m) between the contact surfaces of two bodies, or inf when it is

@@ -73,6 +73,13 @@ class Backend(ABC):
         such a model may settle those intermediate equilibria to a coarser tolerance (the step's
         end keeps the full one). A model without such stages ignores both."""
 
+    def set_pad_friction(self, mu: float) -> None:
+        """The pads' friction coefficient with the object from the next step on (the procedure
+        changes it only before a pad has touched the object, `GraspProcedure.run_variants`). A
+        model that cannot change it raises NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} cannot change friction during a trial; fix: run trials "
+                                  "with different mu separately")
+
     @abstractmethod
     def save(self):
         """An opaque snapshot of the whole state, for `restore`."""

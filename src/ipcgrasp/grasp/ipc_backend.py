@@ -43,10 +43,16 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
                               contact_model="barrier" if params.contact_model == "ipc" else "penalty",
                               penalty_stiffness=params.penalty_stiffness, penalty_margin=params.penalty_margin,
                               penalty_clusters=params.penalty_clusters)
-    friction = {(OBJECT, PADS[0]): params.mu, (OBJECT, PADS[1]): params.mu, (OBJECT, "ground"): params.mu_ground}
+    friction = scene_friction(params.mu, params.mu_ground)
     return Simulation(bodies, poses=poses, ground=Ground(mu=params.mu_ground), friction=friction,
                       default_friction=params.mu, ignore_pairs=[(PADS[0], BACKINGS[0]), (PADS[1], BACKINGS[1])],
                       settings=settings, mounts=finger_mounts(tooltip_poses, params, gripper, pad.nodes, backing.vertices))
+
+
+def scene_friction(mu: float, mu_ground: float) -> dict:
+    """The scene's friction coefficients per body pair: the pads on the object `mu`, the object on
+    the ground `mu_ground` (every other pair, e.g. pad on pad, takes `mu` as the default)."""
+    return {(OBJECT, PADS[0]): mu, (OBJECT, PADS[1]): mu, (OBJECT, "ground"): mu_ground}
 
 
 def cantilever_shape(along, length: float) -> np.ndarray:
@@ -129,6 +135,7 @@ class IpcBackend(Backend):
 
     def __init__(self, obj: GraspObject, object_pose, tooltip_poses, params: SimParams, gripper: Gripper):
         self.sim = build_scene(obj, object_pose, tooltip_poses, gripper, params)
+        self._mu_ground = params.mu_ground
         self.start = np.array(tooltip_poses, dtype=np.float64)
         self.dt = params.dt
         self.approach_distance = self.sim.dhat
@@ -194,6 +201,9 @@ class IpcBackend(Backend):
                           newton_iterations=s.newton_iterations, newton_converged=s.newton_converged,
                           min_distance=s.min_distance, max_penetration=s.max_penetration,
                           max_force_gap=s.max_force_gap)
+
+    def set_pad_friction(self, mu: float) -> None:
+        self.sim.set_friction(scene_friction(mu, self._mu_ground), default_friction=mu)
 
     def save(self):
         return self.sim.state.copy(), self.sim.barrier_stiffness, self._jaws

@@ -53,9 +53,12 @@ TARGET_LEVEL = 1.1  # once both pads touch, the approach aims 10 % past the rule
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
 MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
 STEP_GROWTH = 2.0  # a secant step is at most this x the last one (a secant from near-zero forces overshoots)
+FRICTION_FIELDS = ("mu",)
+"""The SimParams fields first read when a pad touches the object: trials that differ in nothing
+else (and the close rule) share their initialisation and settling (`GraspProcedure.run_variants`)."""
 RULE_FIELDS = ("close_rule", "psi_th", "psi_tol")
 """The SimParams fields only the close rule reads: trials that differ in nothing else share their
-simulation until both pads touch the object (`GraspProcedure.run_rules`)."""
+simulation until both pads touch the object (`GraspProcedure.run_variants`)."""
 RECORDS = ("frames", "trajectory")
 """What a trial may record (`record=`): frames, per step the bodies' world vertices and the pads'
 contact points, for pictures (GraspResult.frames, .faces); trajectory, per step the quantities of
@@ -122,17 +125,32 @@ def critical_mass_ramp(backend: Backend, step, rate: float, slip_speed: float, m
     return CriticalMass(float("inf"), held_force, elapsed, f"no slip up to max_mass = {max_mass:.4g} kg")
 
 
+def _grouped(variants: list, names: tuple) -> list[list]:
+    """(position, SimParams) pairs grouped by their values of the fields `names`, in order of
+    first appearance."""
+    groups = {}
+    for variant in variants:
+        groups.setdefault(tuple(getattr(variant[1], name) for name in names), []).append(variant)
+    return list(groups.values())
+
+
 class _Over(Exception):
     """The trial is decided (the result holds its verdict)."""
 
 
 class _Fork(Exception):
-    """Both pads touch the object: the close rules of `run_rules` part here."""
+    """The variants of `run_variants` part here: at the start of the squeeze those with other
+    friction, once both pads touch the object those with other close rules (`fields`)."""
+
+    def __init__(self, fields: tuple):
+        super().__init__(fields)
+        self.fields = fields
 
 
 class _Diverged(Exception):
-    """The close rules of `run_rules` judged the step that brought both pads on the object
-    differently, before the procedure could part them."""
+    """The close rules of `run_variants` judged the step that brought both pads on the object
+    differently, before the procedure could part them (or a pad touched the object during the
+    settling, before variants with other friction could part)."""
 
 
 @dataclass
@@ -166,7 +184,7 @@ class GraspProcedure:
                              "pad=params.jaw)")
         self.max_grip_force = params.max_grip_force or self.gripper.force_limit
         self.lift_speed = params.lift_speed or self.gripper.lift_speed
-        self._rules = self._checked_rules([params])
+        self._variants = list(enumerate(self._checked_variants([params])))  # (position, SimParams)
         self.object_pose, self.grasp_pose = place_scene(obj.mesh, object_pose, grasp_pose)
         record = recordings(record)
         self.record_frames, self.record_trajectory = "frames" in record, "trajectory" in record
@@ -179,64 +197,83 @@ class GraspProcedure:
         self._time = 0.0  # s simulated
         self._phase_index = 0  # the next of _PHASES to run
         self._squeezing: _Squeeze | None = None
-        self._checkpoint: GraspProcedure | None = None  # where rules that diverge part (run_rules)
+        self._checkpoint: GraspProcedure | None = None  # where close rules that diverge part (run_variants)
+        self._settle_touched = False  # a pad touched the object while it settled
 
     def run(self) -> GraspResult:
-        return self.run_rules([self.params])[0]
+        return self.run_variants([self.params])[0]
 
-    def run_rules(self, rules: Sequence[SimParams]) -> list[GraspResult]:
-        """This trial under each of `rules`, in that order: SimParams equal to this procedure's
-        but in RULE_FIELDS (the close rule, Psi_th, the psi rule's force balance). Nothing reads
-        the close rule until both pads touch the object, so the rules share one simulation up to
-        the closing step that starts with both pads on it, and each rule then continues from a
-        copy of it: each result is, to the bit, what `run()` gives with that rule alone. When the
-        rules judge the very step that brought both pads on the object differently (one would
-        refine or close it, another not), they part at the last checkpoint before it instead: a
-        copy of the trial taken at the start of the squeeze and at each closing step that may
-        bring the second pad on the object. A result's wall_time counts the shared part;
-        `progress` sees each branch's simulated time from the fork on."""
-        started = time.perf_counter()
-        self._rules = self._checked_rules(rules)
-        self._checkpoint = None
-        try:
-            finished, fork = self._advance(), self
-        except _Diverged:
-            finished, fork = False, self._checkpoint
-        self._checkpoint = None
-        branches = [self] if finished else [fork._branch(rule, last=i == len(rules) - 1)
-                                            for i, rule in enumerate(self._rules)]
-        shared = time.perf_counter() - started
-        results = []
-        for branch in branches:
-            branch_started = time.perf_counter()
-            branch._advance()
-            branch._after_hold()
-            branch.result.wall_time = shared + time.perf_counter() - branch_started
-            results.append(branch.result)
-        return results + [copy.deepcopy(results[0]) for _ in rules[len(results):]]
+    def run_variants(self, variants: Sequence[SimParams]) -> list[GraspResult]:
+        """This trial under each of `variants`, in that order: SimParams equal to this procedure's
+        but in FRICTION_FIELDS (the pads' friction with the object) and RULE_FIELDS (the close
+        rule, Psi_th, the psi rule's force balance). Nothing reads the friction with the object
+        before a pad touches it, nor the close rule before both pads do, so the variants share one
+        initialisation and settling; at the start of the squeeze those with other friction part
+        (each continuing from a copy of the whole trial, engine state included, with its friction
+        set), and within those the close rules share the squeeze up to the closing step that
+        starts with both pads on the object, where they part. Each result is, to the bit, what
+        `run()` gives with that variant alone. When the close rules judge the very step that
+        brought both pads on the object differently (one would refine or close it, another not),
+        they part at the last checkpoint before it instead: a copy of the trial taken at the
+        start of the squeeze and at each closing step that may bring the second pad on the object.
+        A result's wall_time counts the shared parts; `progress` sees each branch's simulated
+        time from its fork on."""
+        self._variants = list(enumerate(self._checked_variants(variants)))
+        results = [None] * len(self._variants)
+        pending = [(self, 0.0)]  # trials to go on with, and the wall time (s) of what they share
+        while pending:
+            trial, shared = pending.pop()
+            started = time.perf_counter()
+            try:
+                fork, fields = trial, trial._advance()
+            except _Diverged:
+                fork, fields = trial._checkpoint, None
+            if fork is None:  # nothing to part from: each variant from the start
+                for i, variant in trial._variants:
+                    results[i] = GraspProcedure(*self._arguments[:3], variant, *self._arguments[3:]).run()
+                continue
+            spent = shared + time.perf_counter() - started
+            if fields == ():  # over or judged: the result is every variant's
+                finishing = time.perf_counter()
+                trial._after_hold()
+                trial.result.wall_time = spent + time.perf_counter() - finishing
+                for k, (i, _) in enumerate(trial._variants):
+                    results[i] = trial.result if k == 0 else copy.deepcopy(trial.result)
+                continue
+            parts = _grouped(trial._variants, fields) if fields else [[v] for v in trial._variants]
+            for k, part in enumerate(parts):
+                branch = fork if k == len(parts) - 1 else fork._copy()
+                branch._take(part)
+                pending.append((branch, spent))
+        return results
 
-    def _checked_rules(self, rules: Sequence[SimParams]) -> list[SimParams]:
-        rules = list(rules)
-        if not rules:
-            raise ValueError("run_rules needs at least one SimParams")
-        for rule in rules:
-            differ = [f.name for f in fields(SimParams)
-                      if f.name not in RULE_FIELDS and getattr(rule, f.name) != getattr(self.params, f.name)]
+    def _checked_variants(self, variants: Sequence[SimParams]) -> list[SimParams]:
+        variants = list(variants)
+        if not variants:
+            raise ValueError("run_variants needs at least one SimParams")
+        for variant in variants:
+            differ = [f.name for f in fields(SimParams) if f.name not in FRICTION_FIELDS + RULE_FIELDS
+                      and getattr(variant, f.name) != getattr(self.params, f.name)]
             if differ:
-                raise ValueError(f"close rules run together must differ only in {RULE_FIELDS}, not in {differ}; fix: "
-                                 "run trials with other parameters separately")
-            if rule.close_rule == "force" and self.max_grip_force < rule.close_force:
+                raise ValueError(f"variants of one trial run together must differ only in "
+                                 f"{FRICTION_FIELDS + RULE_FIELDS}, not in {differ}; fix: run trials with other "
+                                 "parameters separately")
+            if variant.close_rule == "force" and self.max_grip_force < variant.close_force:
                 raise ValueError(f"the gripper {self.gripper.name!r} stalls at {self.max_grip_force:g} N, below "
-                                 f"SimParams.close_force = {rule.close_force:g} N: the force rule could never fire; "
+                                 f"SimParams.close_force = {variant.close_force:g} N: the force rule could never fire; "
                                  "fix: lower close_force or raise SimParams.max_grip_force")
-        return rules
+        return variants
 
-    def _branch(self, rule: SimParams, last: bool) -> GraspProcedure:
-        """The trial from here on under `rule` alone: this procedure itself for the last rule, a
-        copy for the others."""
-        branch = self if last else self._copy()
-        branch.params, branch._rules = rule, [rule]
-        return branch
+    def _take(self, part: list) -> None:
+        """Go on with the variants `part` ((position, SimParams) pairs of one friction) alone."""
+        mu = part[0][1].mu
+        if mu != self.params.mu:
+            self.backend.set_pad_friction(mu)
+        self._variants, self.params, self._checkpoint = part, part[0][1], None
+
+    def _differ(self, names: tuple) -> bool:
+        """The variants this trial runs differ in the SimParams fields `names`."""
+        return len({tuple(getattr(v, name) for name in names) for _, v in self._variants}) > 1
 
     def _copy(self) -> GraspProcedure:
         """A deep copy of the trial as it stands (backend included; the object and the gripper,
@@ -247,18 +284,18 @@ class GraspProcedure:
         finally:
             self._checkpoint = checkpoint
 
-    def _advance(self) -> bool:
-        """Run the phases from where the trial stands; False when it stopped at the fork point
-        (`run_rules`), True when it is over or judged."""
+    def _advance(self) -> tuple:
+        """Run the phases from where the trial stands. Returns () when it is over or judged, and
+        at a fork point (`run_variants`) the SimParams fields its variants part on."""
         try:
             while self._phase_index < len(_PHASES):
                 self._timed(getattr(self, _PHASES[self._phase_index]))
                 self._phase_index += 1
-        except _Fork:
-            return False
+        except _Fork as fork:
+            return fork.fields
         except _Over:
             self._phase_index = len(_PHASES)
-        return True
+        return ()
 
     def _timed(self, phase):
         t0 = time.perf_counter()
@@ -305,11 +342,15 @@ class GraspProcedure:
             self.phase = "squeeze"
             r.squeeze_time = self._time
             self._squeezing = _Squeeze(start_pose=backend.object_pose(), travel=0.5 * r.start_opening)
+            if self._differ(FRICTION_FIELDS):
+                if self._settle_touched:  # friction acted already
+                    raise _Diverged
+                raise _Fork(FRICTION_FIELDS)
         s = self._squeezing
         while True:
-            if len(self._rules) > 1:
+            if self._differ(RULE_FIELDS):
                 if all(s.touched):
-                    raise _Fork
+                    raise _Fork(RULE_FIELDS)
                 if self._checkpoint is None or self._second_pad_near(s.touched):
                     self._checkpoint = self._copy()
             saved, counters = backend.save(), self._counters()
@@ -494,6 +535,8 @@ class GraspProcedure:
         r.min_distance = min(r.min_distance, report.min_distance)
         r.max_penetration = max(r.max_penetration, report.max_penetration)
         r.max_force_gap = max(r.max_force_gap, report.max_force_gap)
+        if self.phase == "settle" and max(report.pad_forces) > 0.0:
+            self._settle_touched = True
         if self.record_frames:
             r.frames.append(self.backend.frame())
         if self.record_trajectory:
@@ -544,8 +587,9 @@ class GraspProcedure:
         return min(pad_energies) / rule.psi_th
 
     def _agreed(self, decide) -> bool:
-        """decide(rule) under every rule this trial runs (`run_rules`); _Diverged if they differ."""
-        answers = {decide(rule) for rule in self._rules}
+        """decide(variant) under every variant this trial runs (`run_variants`); _Diverged if
+        they differ."""
+        answers = {decide(variant) for _, variant in self._variants}
         if len(answers) > 1:
             raise _Diverged
         return answers.pop()

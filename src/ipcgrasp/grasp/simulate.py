@@ -1,6 +1,6 @@
-"""Public entry points: one perturbed grasp trial (under one close rule or several that share its
-simulation until both pads touch), the one trial runner every caller uses, and robustness over N
-trials.
+"""Public entry points: one perturbed grasp trial (or several variants of it, other friction or
+close rules, sharing its simulation while they do not matter), the one trial runner every caller
+uses, and robustness over N trials.
 
 Seeding rule (one for the API, the CLI, the study and the generator): trial k of grasp g under
 root seed S uses `perturbation.trial_seed(S, g, k)`, and that seed alone fixes the trial's pose
@@ -59,27 +59,29 @@ def simulate_grasp(obj: GraspObject, object_pose, grasp_pose, params: SimParams 
     "trajectory" (per-step forces, poses, contacts: `grasp.trajectory.write_trajectory`) or both
     (`procedure.RECORDS`); recording never changes the outcome. `progress(t)` is called with the
     simulated time (s) after every step."""
-    return simulate_close_rules(obj, object_pose, grasp_pose, [params or SimParams()], seed, gripper, record,
-                                progress, backend)[0]
+    return simulate_variants(obj, object_pose, grasp_pose, [params or SimParams()], seed, gripper, record, progress,
+                             backend)[0]
 
 
-def simulate_close_rules(obj: GraspObject, object_pose, grasp_pose, rules: Sequence[SimParams], seed: int = 0,
-                         gripper: Gripper | None = None, record=(), progress=None,
-                         backend: Callable | None = None) -> list[GraspResult]:
-    """One trial of a grasp under each SimParams of `rules`, which may differ only in the close
-    rule's fields (`procedure.RULE_FIELDS`: close_rule, psi_th, psi_tol): the rules share the
-    simulation until both pads touch the object (`GraspProcedure.run_rules`), and each result is,
-    to the bit, what `simulate_grasp` gives with that rule. Arguments as `simulate_grasp`."""
+def simulate_variants(obj: GraspObject, object_pose, grasp_pose, variants: Sequence[SimParams], seed: int = 0,
+                      gripper: Gripper | None = None, record=(), progress=None,
+                      backend: Callable | None = None) -> list[GraspResult]:
+    """One trial of a grasp under each SimParams of `variants`, which may differ only in the pads'
+    friction with the object (`procedure.FRICTION_FIELDS`: mu) and the close rule's fields
+    (`procedure.RULE_FIELDS`: close_rule, psi_th, psi_tol): they share the simulation as long as
+    those are not read (`GraspProcedure.run_variants`), and each result is, to the bit, what
+    `simulate_grasp` gives with that variant. Arguments as `simulate_grasp`; a backend other than
+    the IPC engine may refuse variants of mu (NotImplementedError)."""
     object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")
     grasp_pose = rigid_pose(grasp_pose, "grasp_pose")
-    rules = list(rules)
-    if not rules:
-        raise ValueError("simulate_close_rules needs at least one SimParams in rules")
-    params = rules[0]
+    variants = list(variants)
+    if not variants:
+        raise ValueError("simulate_variants needs at least one SimParams in variants")
+    params = variants[0]
     if object_pose is None:
         object_pose = obj.stable_pose()
     results = GraspProcedure(obj, object_pose, perturbed_grasp(grasp_pose, params, seed), params,
-                             backend or IpcBackend, gripper, record, progress).run_rules(rules)
+                             backend or IpcBackend, gripper, record, progress).run_variants(variants)
     for result in results:
         result.seed = seed
     return results
@@ -93,13 +95,13 @@ def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed
     return _recorded(lambda: [simulate_grasp(obj, object_pose, grasp_pose, params, seed, **options)], 1, seed, log)[0]
 
 
-def run_close_rules(obj: GraspObject, object_pose, grasp_pose, rules: Sequence[SimParams], seed: int,
-                    log: Callable[[str], None] | None = None, **options) -> list[GraspResult]:
-    """The trial runner for several close rules of one trial (`simulate_close_rules`): as
-    `run_trial`, an exception is recorded as a "solver" failure of every rule."""
-    rules = list(rules)
-    return _recorded(lambda: simulate_close_rules(obj, object_pose, grasp_pose, rules, seed, **options), len(rules),
-                     seed, log)
+def run_variants(obj: GraspObject, object_pose, grasp_pose, variants: Sequence[SimParams], seed: int,
+                 log: Callable[[str], None] | None = None, **options) -> list[GraspResult]:
+    """The trial runner for several variants of one trial (`simulate_variants`): as `run_trial`,
+    an exception is recorded as a "solver" failure of every variant."""
+    variants = list(variants)
+    return _recorded(lambda: simulate_variants(obj, object_pose, grasp_pose, variants, seed, **options),
+                     len(variants), seed, log)
 
 
 def _recorded(simulate: Callable[[], list[GraspResult]], n_results: int, seed: int,

@@ -4,7 +4,7 @@ predictions, runtime vs mesh resolution, and the Psi_th look-up from the calibra
 
 Every trial's seed is `grasp.perturbation.trial_seed(root_seed, grasp, trial)`, so every model and
 every setting sees the same perturbed grasp for the same (grasp, trial). Trials run through
-`grasp.simulate.run_close_rules` (several close rules of one trial together): one that raises is
+`grasp.simulate.run_variants` (several friction values and close rules of one trial together): one that raises is
 recorded as failure mode "solver" with the exception as its reason; the cell goes on.
 """
 
@@ -31,7 +31,7 @@ from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.params import SimParams
-from ipcgrasp.grasp.simulate import run_close_rules
+from ipcgrasp.grasp.simulate import run_variants
 from ipcgrasp.study.cube import MODEL_INFO, prediction_cell, simulation_cell
 from ipcgrasp.study.replay import fixed_params_attr
 
@@ -79,50 +79,51 @@ def simulate_cell(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[i
     return simulate_cells(obj, physical, grasps, [params], n_trials, root_seed, [scalars], attrs, log, gripper)[0]
 
 
-def simulate_cells(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int], rules: Sequence[SimParams],
+def simulate_cells(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[int], variants: Sequence[SimParams],
                    n_trials: int, root_seed: int, scalars: Sequence[Mapping], attrs: Mapping | None = None,
                    log: Callable[[str], None] | None = None, gripper: str | None = None) -> list[xr.Dataset]:
-    """`simulate_cell` for each SimParams of `rules` (differing only in the close rule's fields,
-    `grasp.procedure.RULE_FIELDS`) with its `scalars`: every trial runs once for all the rules
-    until both pads touch the object (`grasp.simulate.run_close_rules`), and each cell is the one
-    `simulate_cell` gives with that rule."""
-    rules, scalars = list(rules), list(scalars)
-    if len(scalars) != len(rules):
-        raise ValueError(f"simulate_cells needs one scalars mapping per rule: {len(rules)} rules, {len(scalars)} "
-                         "mappings")
+    """`simulate_cell` for each SimParams of `variants` (differing only in mu and the close rule's
+    fields, `grasp.procedure.FRICTION_FIELDS` and `RULE_FIELDS`) with its `scalars`: each trial
+    runs once for all of them as long as they do not matter (`grasp.simulate.run_variants`), and
+    each cell is the one `simulate_cell` gives with that variant."""
+    variants, scalars = list(variants), list(scalars)
+    if len(scalars) != len(variants):
+        raise ValueError(f"simulate_cells needs one scalars mapping per variant: {len(variants)} variants, "
+                         f"{len(scalars)} mappings")
     grasps = [int(g) for g in grasps]
-    params = rules[0]
+    params = variants[0]
     hand = Gripper.from_description(gripper, params.jaw, params.pad_resolution)
     seeds = trial_seeds(root_seed, grasps, n_trials)
-    results = [[] for _ in rules]  # per rule, per grasp: the trials
+    results = [[] for _ in variants]  # per variant, per grasp: the trials
     for g, row_seeds in zip(grasps, seeds):
-        rows = [[] for _ in rules]
+        rows = [[] for _ in variants]
         for t, seed in enumerate(row_seeds):
-            trial = run_close_rules(obj, physical.object_poses[g], physical.grasp_poses[g], rules, int(seed), log,
-                                    gripper=hand)
-            for rule, row, result in zip(rules, rows, trial):
+            trial = run_variants(obj, physical.object_poses[g], physical.grasp_poses[g], variants, int(seed), log,
+                                 gripper=hand)
+            for variant, row, result in zip(variants, rows, trial):
                 if log:
                     outcome = "success" if result.success else result.failure_mode
-                    named = f" {_rule_name(rule)}" if len(rules) > 1 else ""
+                    named = f" ({_variant_name(variant)})" if len(variants) > 1 else ""
                     log(f"grasp {g} trial {t}{named}: {outcome} ({result.reason}), {result.wall_time:.1f} s")
                 row.append(result)
         for cell_results, row in zip(results, rows):
             cell_results.append(row)
     gripper_name = os.fspath(gripper) if gripper is not None else hand.name
     cells = []
-    for rule, cell_results, cell_scalars in zip(rules, results, scalars):
-        psi_th = rule.psi_th if rule.close_rule == "psi" else float("nan")
-        cell_attrs = {**(attrs or {}), "sim_params": fixed_params_attr(rule), "gripper": gripper_name}  # for a replay
+    for variant, cell_results, cell_scalars in zip(variants, results, scalars):
+        psi_th = variant.psi_th if variant.close_rule == "psi" else float("nan")
+        cell_attrs = {**(attrs or {}), "sim_params": fixed_params_attr(variant), "gripper": gripper_name}  # for a replay
         cell = simulation_cell(cell_results, grasps, seeds, physical.results[grasps], cell_scalars, psi_th, cell_attrs)
-        if rule.critical_mass:
-            cell.critical_mass.attrs.update(max_mass=rule.max_mass, mass_rate=rule.mass_rate,
-                                            slip_speed=rule.slip_speed)
+        if variant.critical_mass:
+            cell.critical_mass.attrs.update(max_mass=variant.max_mass, mass_rate=variant.mass_rate,
+                                            slip_speed=variant.slip_speed)
         cells.append(cell)
     return cells
 
 
-def _rule_name(rule: SimParams) -> str:
-    return f"psi {rule.psi_th:.3g} J" if rule.close_rule == "psi" else f"force {rule.close_force:g} N"
+def _variant_name(variant: SimParams) -> str:
+    rule = f"psi {variant.psi_th:.3g} J" if variant.close_rule == "psi" else f"force {variant.close_force:g} N"
+    return f"mu {variant.mu:g}, {rule}"
 
 
 def always_success(obj, object_pose, grasp_pose, params, seed) -> Prediction:
