@@ -65,6 +65,34 @@ def test_a_study_without_dynamic_baselines_or_image_quality_drops_their_jobs_and
     assert "image_quality_vs_simulation" not in result.stdout and "baseline_sensitivity" not in result.stdout
 
 
+def job_priorities(output: str) -> list[tuple[str, str, int]]:
+    """(rule, wildcards, priority) of every job of a dry run (priority 0 when none is printed)."""
+    jobs = []
+    for block in re.split(r"^(?=(?:local)?rule \w+:$)", output, flags=re.MULTILINE)[1:]:
+        rule = re.match(r"(?:local)?rule (\w+):", block).group(1)
+        wildcards = re.search(r"^\s+wildcards: (.*)$", block, re.MULTILINE)
+        priority = re.search(r"^\s+priority: (\d+)$", block, re.MULTILINE)
+        jobs.append((rule, wildcards.group(1) if wildcards else "", int(priority.group(1)) if priority else 0))
+    return jobs
+
+
+def test_the_grid_and_the_mujoco_chain_go_first():
+    """Jobs that would otherwise leave a core idle at the end of a stage start first: the grid's
+    rows (the sensitivity and the resolution benchmark fill in), then MuJoCo's sweep and
+    held-out jobs (the longest chain after the grid)."""
+    result = dry_run("--forceall", "--configfile", "config/config.yaml")
+    assert result.returncode == 0, result.stderr
+    jobs = job_priorities(result.stdout)
+    priority = {}
+    for rule, wildcards, value in jobs:
+        key = rule if rule not in ("baseline_cell", "evaluation_dynamic") else (rule, "mujoco" in wildcards)
+        priority.setdefault(key, set()).add(value)
+    assert priority["grid_row"] == {1} and priority[("baseline_cell", True)] == {1}
+    assert priority[("evaluation_dynamic", True)] == {1}
+    assert priority[("baseline_cell", False)] == priority[("evaluation_dynamic", False)] == {0}
+    assert priority["psi_sensitivity_row"] == priority["benchmark_resolution"] == {0}
+
+
 def test_the_finger_sweep_runs_beside_e_and_mu_and_reuses_the_grids_rigid_cells(tmp_path):
     config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     config["grid"]["E"] = [1e7, 1e8]

@@ -27,6 +27,7 @@ rule baseline_cell:
         "results/logs/baselines/{model}/stiffness{stiffness}_margin{margin}.log",
     benchmark:
         "results/benchmarks/baselines/{model}/stiffness{stiffness}_margin{margin}.tsv"
+    priority: chain_priority
     threads: 1
     resources:
         mem_mb=2000,

@@ -101,6 +101,20 @@ def object_data(wildcards):
             DATA_DIR / "phys_grasps_json" / f"{wildcards.object}.json"]
 
 
+# Job priorities (of the jobs ready to run, snakemake starts those of highest priority first). The
+# grid's rows go before the Psi_th sensitivity and the resolution benchmark, which then fill the
+# cores while the last rows finish (the baselines wait for the grid's best setting). After the
+# grid, the MuJoCo baseline's jobs go first: its sweep and then its held-out jobs are the longest
+# chain (about 3 min a job), and the shorter jobs then fill the cores to the end.
+GRID_PRIORITY = 1
+LONG_CHAIN_MODELS = ("mujoco_flex",)
+
+
+def chain_priority(wildcards):
+    """The priority of a dynamic baseline's sweep and held-out jobs: 1 on the longest chain."""
+    return 1 if wildcards.model in LONG_CHAIN_MODELS else 0
+
+
 GRID_CELL = "results/grid/{jaw}/{rule}/E{E}_mu{mu}/{object}.nc"
 
 

@@ -103,6 +103,7 @@ rule evaluation_dynamic:
         "results/logs/evaluation/{model}/{object}/part{part}.log",
     benchmark:
         "results/benchmarks/evaluation/{model}/{object}/part{part}.tsv"
+    priority: chain_priority
     threads: 1
     resources:
         mem_mb=2000,

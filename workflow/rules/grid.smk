@@ -38,6 +38,7 @@ rule grid_row:
         "results/logs/grid/{jaw}/E{E}/{object}.log",
     benchmark:
         "results/benchmarks/grid/{jaw}/E{E}/{object}.tsv"
+    priority: GRID_PRIORITY
     threads: 1
     resources:
         mem_mb=2000,

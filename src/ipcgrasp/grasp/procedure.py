@@ -27,6 +27,10 @@ S_cp, S_cn (grasp.stability). After the trial is judged, and only when it succee
 - critical mass (PrendoSim section 3.2; `critical_mass_ramp`): from the state after the hold (the
   shake undone when both run), the object's mass grows at mass_rate with the jaws still until it
   slips relative to the pads.
+
+Variants of one trial that differ only in the pads' friction and the close rule share the
+simulation while those are not read (`GraspProcedure.run_variants`; docs/grasp_procedure.md,
+"Variants of one trial").
 """
 
 from __future__ import annotations
@@ -142,9 +146,9 @@ class _Fork(Exception):
     """The variants of `run_variants` part here: at the start of the squeeze those with other
     friction, once both pads touch the object those with other close rules (`fields`)."""
 
-    def __init__(self, fields: tuple):
-        super().__init__(fields)
-        self.fields = fields
+    def __init__(self, names: tuple):
+        super().__init__(names)
+        self.fields = names
 
 
 class _Diverged(Exception):
@@ -215,7 +219,8 @@ class GraspProcedure:
         `run()` gives with that variant alone. When the close rules judge the very step that
         brought both pads on the object differently (one would refine or close it, another not),
         they part at the last checkpoint before it instead: a copy of the trial taken at the
-        start of the squeeze and at each closing step that may bring the second pad on the object.
+        start of the squeeze and at the first closing step that starts with one pad on the object
+        and the other near it.
         A result's wall_time counts the shared parts; `progress` sees each branch's simulated
         time from its fork on."""
         self._variants = list(enumerate(self._checked_variants(variants)))
@@ -225,22 +230,22 @@ class GraspProcedure:
             trial, shared = pending.pop()
             started = time.perf_counter()
             try:
-                fork, fields = trial, trial._advance()
+                fork, parting = trial, trial._advance()
             except _Diverged:
-                fork, fields = trial._checkpoint, None
+                fork, parting = trial._checkpoint, None
             if fork is None:  # nothing to part from: each variant from the start
                 for i, variant in trial._variants:
                     results[i] = GraspProcedure(*self._arguments[:3], variant, *self._arguments[3:]).run()
                 continue
             spent = shared + time.perf_counter() - started
-            if fields == ():  # over or judged: the result is every variant's
+            if parting == ():  # over or judged: the result is every variant's
                 finishing = time.perf_counter()
                 trial._after_hold()
                 trial.result.wall_time = spent + time.perf_counter() - finishing
                 for k, (i, _) in enumerate(trial._variants):
                     results[i] = trial.result if k == 0 else copy.deepcopy(trial.result)
                 continue
-            parts = _grouped(trial._variants, fields) if fields else [[v] for v in trial._variants]
+            parts = _grouped(trial._variants, parting) if parting else [[v] for v in trial._variants]
             for k, part in enumerate(parts):
                 branch = fork if k == len(parts) - 1 else fork._copy()
                 branch._take(part)
@@ -337,7 +342,7 @@ class GraspProcedure:
             self._step()
 
     def _squeeze(self) -> None:
-        p, r, backend = self.params, self.result, self.backend
+        r, backend = self.result, self.backend
         if self._squeezing is None:
             self.phase = "squeeze"
             r.squeeze_time = self._time
@@ -351,7 +356,9 @@ class GraspProcedure:
             if self._differ(RULE_FIELDS):
                 if all(s.touched):
                     raise _Fork(RULE_FIELDS)
-                if self._checkpoint is None or self._second_pad_near(s.touched):
+                # a checkpoint at the start of the squeeze, then one as the second pad comes near
+                if self._checkpoint is None or (not any(self._checkpoint._squeezing.touched)
+                                                and self._second_pad_near(s.touched)):
                     self._checkpoint = self._copy()
             saved, counters = backend.save(), self._counters()
             increment = self._closing_increment(s.touched, s.history)

@@ -112,7 +112,8 @@ def simulate_cells(obj: GraspObject, physical: PhysicalGrasps, grasps: Sequence[
     cells = []
     for variant, cell_results, cell_scalars in zip(variants, results, scalars):
         psi_th = variant.psi_th if variant.close_rule == "psi" else float("nan")
-        cell_attrs = {**(attrs or {}), "sim_params": fixed_params_attr(variant), "gripper": gripper_name}  # for a replay
+        # sim_params and gripper: what a replay needs (study.replay)
+        cell_attrs = {**(attrs or {}), "sim_params": fixed_params_attr(variant), "gripper": gripper_name}
         cell = simulation_cell(cell_results, grasps, seeds, physical.results[grasps], cell_scalars, psi_th, cell_attrs)
         if variant.critical_mass:
             cell.critical_mass.attrs.update(max_mass=variant.max_mass, mass_rate=variant.mass_rate,
