@@ -14,7 +14,8 @@ stamp=.venv/.installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[test]'
+  # --no-compile: Python compiles the modules it imports on first use, pip would compile every one (18 s)
+  .venv/bin/python -m pip install --quiet --no-compile -e '.[test]'
   # numba compiles the simulator's kernels now, once, instead of in the first trial
   .venv/bin/ipcgrasp compile || echo "run.sh: ipcgrasp compile failed; the kernels compile on first use" >&2
   touch "$stamp"

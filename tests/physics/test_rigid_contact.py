@@ -57,6 +57,43 @@ def test_tilted_gravity_slides_iff_tan_theta_exceeds_mu(mu):
     assert slides == pytest.approx(expected, rel=0.15)
 
 
+def test_friction_set_during_a_run_decides_whether_the_box_slides():
+    """A box resting on the ground under gravity tilted to tan(theta) = 0.5 stays at mu 0.8; set
+    to mu 0.3 it slides with a = g (sin(theta) - 0.3 cos(theta))."""
+    theta = math.atan(0.5)
+    sim = box_on_ground(mass=0.1, gap=2e-5, mu=0.8)
+    for _ in range(5):
+        sim.step()
+    sim.set_gravity((G * math.sin(theta), 0.0, -G * math.cos(theta)))
+    start = sim.affine_pose("box")[0, 3]
+    for _ in range(10):
+        sim.step()
+    assert abs(sim.affine_pose("box")[0, 3] - start) < 5e-5
+    sim.set_friction({("box", "ground"): 0.3})
+    sim.step()  # friction is lagged at the step's start: the new coefficient acts from here on
+    start = sim.affine_pose("box")[0, 3]
+    for _ in range(30):
+        sim.step()
+        assert_intersection_free(sim)
+    expected = 0.5 * G * (math.sin(theta) - 0.3 * math.cos(theta)) * 0.3 ** 2
+    assert sim.affine_pose("box")[0, 3] - start == pytest.approx(expected, rel=0.15)
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        sim.set_friction({("box", "ground"): -0.1})
+
+
+def test_friction_set_before_the_first_step_is_the_friction_built_in():
+    """Setting the coefficients before any step gives, to the bit, the run of a scene built with
+    them."""
+    g = (G * math.sin(0.4), 0.0, -G * math.cos(0.4))
+    built, changed = box_on_ground(mass=0.1, gap=2e-5, mu=0.2, gravity=g), box_on_ground(mass=0.1, gap=2e-5, mu=0.7,
+                                                                                          gravity=g)
+    changed.set_friction({("box", "ground"): 0.2})
+    for _ in range(20):
+        built.step(), changed.step()
+    np.testing.assert_array_equal(built.state.affine_q[0], changed.state.affine_q[0])
+    assert built.affine_pose("box")[0, 3] > 1e-3  # it slid: friction mattered
+
+
 def test_contact_force_scale_is_carried_at_a_tenth_of_dhat():
     """With contact_force_scale = m g, a box standing on one vertex-plane contact per corner
     (4 corners share the weight) rests with its corners near dhat/10 or farther."""

@@ -2115,6 +2115,9 @@ class Simulation:
         there feels the change only from the next step; the state and the contacts' lagged
         normal forces are kept."""
         mu, mu_plane = self._friction_coefficients(friction, default_friction)
+        if not (np.isfinite(mu).all() and np.isfinite(mu_plane).all() and mu.min() >= 0.0 and mu_plane.min() >= 0.0):
+            raise ValueError(f"friction coefficients must be finite and >= 0, got {dict(friction)} and default "
+                             f"{default_friction}")
         self.mesh = replace(self.mesh, mu=mu, mu_plane=mu_plane)
 
     def body_distance(self, name_a, name_b, max_distance) -> float:
