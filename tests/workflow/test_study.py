@@ -139,7 +139,7 @@ def test_held_out_cubes_carry_critical_mass_and_the_models_numbers(study):
     assert "ipcgrasp does not interpenetrate" in executed
 
 
-@pytest.mark.parametrize("rule, jobs", [("grid_row", 2), ("baseline_cell", 2), ("evaluation_simulation", 2),
+@pytest.mark.parametrize("rule, jobs", [("grid_row", 1), ("baseline_cell", 2), ("evaluation_simulation", 2),
                                         ("evaluation_dynamic", 4)])
 def test_simulation_jobs_went_through_the_cluster_executor(study, rule, jobs):
     _, log = study
@@ -163,8 +163,8 @@ def test_a_second_run_does_nothing(study):
 
 
 def test_resuming_an_interrupted_grid_reruns_only_the_unfinished_job_and_what_depends_on_it(study):
-    """The state a first run killed during one grid job leaves: that job's output and everything
-    downstream of it missing, the other grid job, the calibration and the sensitivity done."""
+    """The state a first run killed during the grid job leaves: one of that job's cells and
+    everything downstream of it missing, its other cell, the calibration and the sensitivity done."""
     work, _ = study
     summary = snakemake(work, "--summary", "--cores", "1").stdout
     made_by = dict(line.split("\t")[:3:2] for line in summary.splitlines() if line.count("\t") == 5)
