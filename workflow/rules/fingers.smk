@@ -1,8 +1,8 @@
 # Stage: compliant fingers (docs/compliant_fingers.md), off while fingers.stiffness is empty. The
 # grid's training cells rerun with each finger tip stiffness beside E and mu, one job per (jaw,
-# stiffness, E, object) simulating the cells at every mu and close rule, like the grid's rows; merged per
-# jaw with the grid's rigid-finger cells at the same E and mu; scored per setting (paper F1,
-# per-grasp F1 and MCC).
+# stiffness, E, object) simulating the cells at every mu and close rule, like the grid's rows;
+# merged per jaw with the grid's rigid-finger cells at the same E and mu; scored per setting
+# (paper F1, per-grasp F1 and MCC).
 
 
 rule finger_row:
