@@ -37,7 +37,8 @@ class GraspResult:
     all steps; newton_iterations: total; newton_fallback_steps: steps accepted by the engine's
     Newton fallback (SolverSettings.newton_fallback_tolerance) instead of newton_tolerance;
     wall_time: total and per phase (the optional phases "shake" and "critical_mass" appear only
-    when they ran).
+    when they ran; for variants of a trial run together, `simulate_variants`, the shared part
+    included).
     max_penetration, max_force_gap: the largest of the engine's per-step StepStats fields of
     those names over the trial (m; 0 for IPC, whose configurations never intersect and whose
     barrier acts only below dhat).
