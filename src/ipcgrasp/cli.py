@@ -258,7 +258,7 @@ def _cmd_compile(args) -> int:
     from ipcgrasp.grasp.warmup import warm_up
 
     print("ipcgrasp compile: one trial of a synthetic box per contact model fills numba's cache "
-          "(about 1.5 min of CPU on a fresh install, seconds once cached)")
+          "(about 1 min of CPU on a fresh install, seconds once cached)")
     warm_up()
     return 0
 

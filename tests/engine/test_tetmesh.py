@@ -5,7 +5,7 @@ import pytest
 import tetgen
 import trimesh
 
-from ipcgrasp.engine.tetmesh import boundary_faces, edges_of_faces, surface_vertices
+from ipcgrasp.engine.tetmesh import boundary_faces, surface_vertices
 
 # Unit cube corners, index = x + 2 y + 4 z.
 CUBE = np.array([[i & 1, (i >> 1) & 1, (i >> 2) & 1] for i in range(8)], dtype=float)
@@ -65,8 +65,7 @@ def test_cube_boundary_is_outward_and_closed(tets):
     normals = np.cross(b - a, c - a)
     centroids = (a + b + c) / 3.0
     assert np.all(np.einsum("ij,ij->i", normals, centroids - 0.5) > 0.0)
-    edges = edges_of_faces(faces)
-    assert edges.shape == (18, 2)
+    assert len(trimesh.Trimesh(CUBE, faces, process=False).edges_unique) == 18
     np.testing.assert_array_equal(surface_vertices(faces), np.arange(8))
 
 
@@ -82,10 +81,8 @@ def test_grid_boundary_excludes_interior():
     assert verts.size == 4**3 - 2**3
     interior = [i + 4 * j + 16 * k for i, j, k in itertools.product((1, 2), repeat=3)]
     assert not set(interior) & set(verts.tolist())
-    edges = edges_of_faces(faces)
+    edges = trimesh.Trimesh(X, faces, process=False).edges_unique
     assert len(verts) - len(edges) + len(faces) == 2  # Euler characteristic of a sphere
-    assert np.all(edges[:, 0] < edges[:, 1])
-    assert len({tuple(e) for e in edges.tolist()}) == len(edges)
 
 
 def test_orientation_ignores_tet_vertex_order():
@@ -119,11 +116,8 @@ def test_tetgen_mesh_boundary_matches_input_solid():
     assert len(nodes) > len(sphere.vertices)
 
 
-def test_edges_and_vertices_of_two_triangles():
+def test_vertices_of_two_triangles():
     faces = np.array([[0, 1, 2], [2, 1, 5]])
-    np.testing.assert_array_equal(
-        edges_of_faces(faces), [[0, 1], [0, 2], [1, 2], [1, 5], [2, 5]]
-    )
     np.testing.assert_array_equal(surface_vertices(faces), [0, 1, 2, 5])
 
 

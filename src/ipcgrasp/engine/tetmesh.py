@@ -1,11 +1,12 @@
-"""Boundary extraction for tetrahedral meshes: surface triangles, edges and vertices for contact.
+"""Boundary extraction for tetrahedral meshes: surface triangles and their vertices for contact
+(`collisions.CollisionMesh` derives the edges).
 
 Setup-time NumPy code (run once per body), so no numba kernels here.
 """
 
 import numpy as np
 
-__all__ = ["boundary_faces", "edges_of_faces", "surface_vertices"]
+__all__ = ["boundary_faces", "surface_vertices"]
 
 # Meshes up to this many vertices number a sorted vertex triple (a, b, c) as (a n + b) n + c in
 # int64 (n^3 < 2^63): np.unique over one integer column is much faster than over rows.
@@ -53,16 +54,6 @@ def boundary_faces(tets, X):
     inward = side > 0.0
     faces[inward] = faces[inward][:, [0, 2, 1]]
     return faces
-
-
-def edges_of_faces(faces):
-    """Unique undirected edges (E,2) of triangles (F,3), each row (i, j) with i < j, sorted."""
-    faces = np.asarray(faces)
-    if faces.ndim != 2 or faces.shape[1] != 3:
-        raise ValueError(f"faces must have shape (F, 3), got {faces.shape}")
-    faces = faces.astype(np.int64)
-    edges = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
-    return np.unique(np.sort(edges, axis=1), axis=0).reshape(-1, 2)
 
 
 def surface_vertices(faces):

@@ -2,7 +2,7 @@
 
 numba compiles a kernel on its first call and keeps the machine code in its on-disk cache
 (`__pycache__` beside the sources, or NUMBA_CACHE_DIR); a fresh install's first trial therefore
-spends about 85 s of CPU compiling and every later process loads the cache in a few seconds.
+spends about 50-65 s of CPU compiling and every later process loads the cache in a few seconds.
 `warm_up` pays that once, up front: it simulates one grasp of a synthetic 3 cm box (no data
 needed, no pose noise) with each contact model the study uses, which calls every kernel of a
 trial with the argument types a real trial passes. `./run.sh` runs it after installing.
