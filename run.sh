@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up the environment (.venv/, reused when present) and run one job:
 #   ./run.sh study   the default study on the bundled data (snakemake -c2)
-#   ./run.sh test    the test suite on two pytest-xdist workers (each test file on one worker)
+#   ./run.sh test    the test suite
 # Extra arguments go to snakemake / pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -23,6 +23,6 @@ fi
 
 case "$job" in
   study) exec .venv/bin/snakemake --cores 2 "$@" ;;
-  test)  exec .venv/bin/python -m pytest -n 2 --dist loadfile "$@" ;;
+  test)  exec .venv/bin/python -m pytest "$@" ;;
   *) echo "usage: ./run.sh study|test [args...]" >&2; exit 2 ;;
 esac

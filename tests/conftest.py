@@ -1,42 +1,9 @@
-"""Fixtures shared across test directories, and how the tests are shared between pytest-xdist's
-workers (`./run.sh test` runs two: `-n 2 --dist loadfile`)."""
+"""Fixtures shared across test directories."""
 
 import json
 from pathlib import Path
 
 import pytest
-
-
-# test files that share a session fixture which one of them changes: scheduled as one file
-SCHEDULED_WITH = {"tests/workflow/test_slurm.py": "tests/workflow/test_study.py"}
-# the files that take minutes (whole smoke studies): collected first, so that a worker starts on
-# each while the other takes the short files, rather than one running alone at the end
-LONGEST_FIRST = ("tests/workflow/test_slurm.py", "tests/workflow/test_study.py", "tests/workflow/test_own_data.py")
-
-
-def pytest_collection_modifyitems(items):
-    """Collect LONGEST_FIRST's files first, the others in pytest's order."""
-    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in LONGEST_FIRST)  # stable: else in order
-
-
-@pytest.hookimpl(tryfirst=True, optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """With `--dist loadfile`, each test file runs on one worker, so its module-scoped fixtures
-    (often whole trials) are built once; test_slurm.py runs with test_study.py, whose smoke study
-    (the session fixture `study`, which test_study.py reruns parts of) it compares its own with."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    config.option.loadscopereorder = False  # files in collection order (LONGEST_FIRST), not by test count
-
-    class ByFile(LoadFileScheduling):
-        def _split_scope(self, nodeid):
-            path = super()._split_scope(nodeid)
-            return SCHEDULED_WITH.get(path, path)
-
-    return ByFile(config, log)
-
 
 ROBUST_LABELS = [[1, 1], [1, 1], [0, 0], [0, 0], [1, 1], [1, 0]]
 """Physical results (grasps x trials) of the own-data test set: robustness 1, 1, 0, 0, 1, 0.5."""

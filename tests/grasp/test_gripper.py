@@ -172,6 +172,28 @@ def test_box_wider_than_the_gripper_collides_unless_opened_further(yumi):
     assert not yumi.narrowest_opening(grasp, world, 55 * MM).clear
 
 
+def test_scans_measure_exact_distances_only_when_asked(yumi, monkeypatch):
+    """The scans decide `clear` with capped distance queries; the uncapped ones behind
+    `distances` run on first access, once."""
+    grasp = _random_pose(np.random.default_rng(5))
+    box = trimesh.creation.box([29.6 * MM, 10 * MM, 10 * MM]).apply_translation([0.0, 0.0, 0.16])
+    world = box.copy().apply_transform(grasp)
+    cutoffs = []
+    measured = type(yumi).jaw_distances
+
+    def recorded(self, *args, cutoff=np.inf, **kwargs):
+        cutoffs.append(cutoff)
+        return measured(self, *args, cutoff=cutoff, **kwargs)
+
+    monkeypatch.setattr(type(yumi), "jaw_distances", recorded)
+    opened = yumi.clearance_opening(grasp, world)
+    narrowest = yumi.narrowest_opening(grasp, world, opened.opening)
+    assert cutoffs and np.isfinite(cutoffs).all()
+    assert narrowest.distances == pytest.approx((1.2 * MM, 1.2 * MM), rel=1e-9)
+    assert narrowest.distances is narrowest.distances and cutoffs[-1] == np.inf
+    assert sum(c == np.inf for c in cutoffs) == 1
+
+
 def test_narrowest_opening_stops_one_step_before_the_clearance_is_lost(yumi):
     grasp = _random_pose(np.random.default_rng(5))
     box = trimesh.creation.box([29.6 * MM, 10 * MM, 10 * MM]).apply_translation([0.0, 0.0, 0.16])
