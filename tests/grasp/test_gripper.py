@@ -157,11 +157,17 @@ def test_jaw_distances_include_the_backing_plate(yumi):
     assert d1 > 20 * MM
 
 
+def _box_between_jaws(grasp, width):
+    """A box `width` (m) long along the closing axis and 10 mm across, centred between the jaws of
+    the grasp pose (world coordinates)."""
+    box = trimesh.creation.box([width, 10 * MM, 10 * MM]).apply_translation([0.0, 0.0, 0.16])
+    return box.apply_transform(grasp)
+
+
 def test_box_wider_than_the_gripper_collides_unless_opened_further(yumi):
     grasp = _random_pose(np.random.default_rng(4))
     # 59.5 mm along the closing axis, centred between the jaws
-    box = trimesh.creation.box([59.5 * MM, 10 * MM, 10 * MM]).apply_translation([0.0, 0.0, 0.16])
-    world = box.copy().apply_transform(grasp)
+    world = _box_between_jaws(grasp, 59.5 * MM)
     stuck = yumi.clearance_opening(grasp, world)
     assert not stuck.clear and stuck.opening == pytest.approx(50 * MM) and stuck.distances == (0.0, 0.0)
     opened = yumi.clearance_opening(grasp, world, max_extra=20 * MM)
@@ -176,8 +182,7 @@ def test_scans_measure_exact_distances_only_when_asked(yumi, monkeypatch):
     """The scans decide `clear` with capped distance queries; the uncapped ones behind
     `distances` run on first access, once."""
     grasp = _random_pose(np.random.default_rng(5))
-    box = trimesh.creation.box([29.6 * MM, 10 * MM, 10 * MM]).apply_translation([0.0, 0.0, 0.16])
-    world = box.copy().apply_transform(grasp)
+    world = _box_between_jaws(grasp, 29.6 * MM)
     cutoffs = []
     measured = type(yumi).jaw_distances
 
@@ -196,8 +201,7 @@ def test_scans_measure_exact_distances_only_when_asked(yumi, monkeypatch):
 
 def test_narrowest_opening_stops_one_step_before_the_clearance_is_lost(yumi):
     grasp = _random_pose(np.random.default_rng(5))
-    box = trimesh.creation.box([29.6 * MM, 10 * MM, 10 * MM]).apply_translation([0.0, 0.0, 0.16])
-    world = box.copy().apply_transform(grasp)
+    world = _box_between_jaws(grasp, 29.6 * MM)
     result = yumi.narrowest_opening(grasp, world, yumi.max_opening)
     assert result.clear and result.opening == pytest.approx(32 * MM, abs=1e-12)
     assert result.distances == pytest.approx((1.2 * MM, 1.2 * MM), rel=1e-9)
