@@ -31,7 +31,7 @@ from ipcgrasp.grasp.procedure import GraspProcedure
 GRASP = 5
 
 
-def record_largest_call():
+def record_largest_call(subdivisions):
     """Run the grasp with `simulation._add_contact_hessians` (the one kernel the Newton Hessian
     calls for contact) wrapped; the arguments (copied) of its call with the most contacts."""
     largest = None
@@ -51,7 +51,10 @@ def record_largest_call():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             grasps = load_physical_grasps(data, "cube_3cm")
-        obj = GraspObject.from_mesh(trimesh.load(mesh_path, force="mesh"), mass, "cube_3cm")
+        mesh = trimesh.load(mesh_path, force="mesh")
+        for _ in range(subdivisions):
+            mesh = mesh.subdivide()
+        obj = GraspObject.from_mesh(mesh, mass, "cube_3cm")
         params = SimParams(noise_translation=0.0, noise_rotation=0.0)
         GraspProcedure(obj, grasps.object_poses[GRASP], grasps.grasp_poses[GRASP], params, IpcBackend).run()
     finally:
@@ -74,11 +77,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--subdivisions", type=int, default=0, help="cube mesh subdivisions (4: 1538 vertices)")
     args = parser.parse_args()
     print(f"ipcgrasp from {simulation.__file__}")
-    contacts, whole = record_largest_call()
+    contacts, whole = record_largest_call(args.subdivisions)
     (data, indptr, indices, z_index, z_coef, dense_lo, x, kind, vertices, ee_type, eps_x, weight, origin, normal,
-     dhat, kappa, friction, f_kind, f_vertices, f_basis, f_coords, f_mu, f_force, x_t, eps_u) = whole
+     dhat, kappa, friction, f_kind, f_vertices, f_basis, f_coords, f_mu, f_force, x_t, eps_u, _project) = whole
     kinds = np.bincount(kind, minlength=5)
     print(f"grasp {GRASP}, largest call: {contacts} contacts (vertex-vertex {kinds[0]}, edge-vertex {kinds[1]}, "
           f"edge-edge {kinds[2]}, face-vertex {kinds[3]}, vertex-plane {kinds[4]}), {f_kind.shape[0]} with friction")

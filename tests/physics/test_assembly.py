@@ -11,7 +11,7 @@ from ipcgrasp.engine.affine_body import orthogonality_potential_hessian
 from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.neohookean import _hessian_workspace, _rotation_svd, _tet_hessian, elastic_hessians
 
-from .scenes import box_pad_scene
+from .scenes import box_between_pads, box_pad_scene
 
 
 def step_inputs(sim, rng):
@@ -318,3 +318,24 @@ def test_grown_pattern_keys_are_numpys_unique_union():
         old = np.unique(rng.integers(0, 60, rng.integers(0, 30)))
         new = rng.integers(0, 80, rng.integers(0, 30))
         np.testing.assert_array_equal(_union_keys(old, new), np.unique(np.concatenate([old, new])))
+
+
+def test_remembered_min_distances_are_those_of_their_contacts():
+    """Every smallest contact distance a Simulation remembers over a squeeze (those the line
+    search's energy evaluations leave and those computed on first asking) is, to the bit,
+    contact.min_distance of its contacts at its positions; a changed position is not taken for
+    a remembered one."""
+    seen = []
+
+    def check(sim):
+        for coll, x, value in sim._min_distances:
+            assert value == contact.min_distance(coll, sim.mesh, x)
+            seen.append(len(coll))
+        if sim._min_distances:
+            coll, x, value = sim._min_distances[0]
+            moved = x.copy()
+            moved[coll.vertices[0, 0] if len(coll) else 0] += 1e-4
+            assert sim._min_distance_of(coll, moved) == contact.min_distance(coll, sim.mesh, moved)
+
+    box_between_pads(mu=0.5, pad_E=1e5, contact_force_scale=None, on_step=check)
+    assert max(seen) > 0  # contacts were active

@@ -304,8 +304,13 @@ def _project_to_psd_on_range(H):
     for each negative l. One r x r eigenproblem (r = 5 for most contacts) instead of 12 x 12, solved
     by tridiagonal QL (_symmetric_eigen). Equal to _project_to_psd up to rounding."""
     size = H.shape[0]
-    R = H.copy()  # the columns' parts outside span(B)
-    B = np.empty((size, size))
+    # Row c of Rt is column c of H's part outside span(B); row r of Bt is basis vector r: both
+    # stored as rows so that the loops over their entries run along contiguous memory.
+    Rt = np.empty((size, size))
+    for i in range(size):
+        for c in range(size):
+            Rt[c, i] = H[i, c]
+    Bt = np.empty((size, size))
     chosen = np.zeros(size, dtype=np.bool_)  # columns already in span(B): their parts are round-off
     frobenius = 0.0
     for i in range(size):
@@ -321,7 +326,7 @@ def _project_to_psd_on_range(H):
                 continue
             total = 0.0
             for i in range(size):
-                total += R[i, c] * R[i, c]
+                total += Rt[c, i] * Rt[c, i]
             if total > best_norm:
                 best_norm = total
                 best = c
@@ -330,27 +335,27 @@ def _project_to_psd_on_range(H):
         chosen[best] = True
         scale = 1.0 / math.sqrt(best_norm)
         for i in range(size):
-            B[i, r] = R[i, best] * scale
+            Bt[r, i] = Rt[best, i] * scale
         for q in range(r):  # second Gram-Schmidt pass against the earlier basis vectors
             dot = 0.0
             for i in range(size):
-                dot += B[i, q] * B[i, r]
+                dot += Bt[q, i] * Bt[r, i]
             for i in range(size):
-                B[i, r] -= dot * B[i, q]
+                Bt[r, i] -= dot * Bt[q, i]
         total = 0.0
         for i in range(size):
-            total += B[i, r] * B[i, r]
+            total += Bt[r, i] * Bt[r, i]
         scale = 1.0 / math.sqrt(total)
         for i in range(size):
-            B[i, r] *= scale
+            Bt[r, i] *= scale
         for c in range(size):
             if chosen[c]:
                 continue
             dot = 0.0
             for i in range(size):
-                dot += B[i, r] * R[i, c]
+                dot += Bt[r, i] * Rt[c, i]
             for i in range(size):
-                R[i, c] -= dot * B[i, r]
+                Rt[c, i] -= dot * Bt[r, i]
         r += 1
     out = H.copy()
     if r == 0:
@@ -361,12 +366,12 @@ def _project_to_psd_on_range(H):
         for i in range(size):
             total = 0.0
             for j in range(size):
-                total += H[i, j] * B[j, q]
+                total += H[i, j] * Bt[q, j]
             HB[i] = total
         for p in range(q + 1):
             total = 0.0
             for i in range(size):
-                total += B[i, p] * HB[i]
+                total += Bt[p, i] * HB[i]
             M[p, q] = total
             M[q, p] = total
     eigenvalues, eigenvectors = _symmetric_eigen(M)
@@ -377,7 +382,7 @@ def _project_to_psd_on_range(H):
         for i in range(size):
             total = 0.0
             for q in range(r):
-                total += B[i, q] * eigenvectors[q, k]
+                total += Bt[q, i] * eigenvectors[q, k]
             u[i] = total
         for i in range(size):
             lu = eigenvalues[k] * u[i]

@@ -675,8 +675,8 @@ def _barrier_gradients(kind, vertices, ee_type, eps_x, weight, x, origin, normal
         grad = (weight[k] * _barrier_first_derivative(d, dhat_sq)) * _distance_gradient(
             kind[k], ee_type[k], v, x, origin, normal
         )
-        if kind[k] == EDGE_EDGE:
-            a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
+        if kind[k] == EDGE_EDGE and _edge_edge_cross_squarednorm(x[v[0]], x[v[1]], x[v[2]], x[v[3]]) < eps_x[k]:
+            a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]  # else the mollifier is 1, its gradient 0
             grad *= _edge_edge_mollifier(a0, a1, b0, b1, eps_x[k])
             grad += (weight[k] * _barrier(d, dhat_sq)) * _edge_edge_mollifier_gradient(
                 a0, a1, b0, b1, eps_x[k]
@@ -744,7 +744,8 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
             hess = (w * d2b) * _outer(grad_d, grad_d) + (w * db) * _distance_hessian(
                 kind[k], ee_type[k], v, x, origin, normal
             )
-            if kind[k] == EDGE_EDGE:
+            # edges far from parallel: mollifier 1, its gradient and Hessian 0 (hess unchanged)
+            if kind[k] == EDGE_EDGE and _edge_edge_cross_squarednorm(x[v[0]], x[v[1]], x[v[2]], x[v[3]]) < eps_x[k]:
                 a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
                 hess *= _edge_edge_mollifier(a0, a1, b0, b1, eps_x[k])
                 cross = (w * db) * _outer(

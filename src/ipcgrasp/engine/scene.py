@@ -218,10 +218,11 @@ def _energy_without_contact(z, z_tilde, h2, M_indptr, M_indices, M_data, X, tets
 def _barrier_terms(x, vf, ee, vp, has_plane, rest_positions, edges, faces, face_edges, vertex_body, can_collide,
                    plane_body_mask, origin, normal, dhat, friction, f_kind, f_vertices, f_basis, f_coords, f_mu,
                    f_force, x_t, eps_u):
-    """The active contacts at contact positions x from broad-phase candidates (as
-    collisions._collisions_from_candidates builds them: (kind, vertices, weight, eps_x,
-    edge_edge_type, bodies)), their barrier sum without kappa (m^4) and, with `friction`, the
-    lagged friction potential of the displacements x - x_t (collisions.friction_potential)."""
+    """The barrier sum without kappa (m^4) of the active contacts at contact positions x from
+    broad-phase candidates, with `friction` the lagged friction potential of the displacements
+    x - x_t (collisions.friction_potential), the smallest squared distance (m^2, inf without
+    contacts) and the contacts (as collisions._collisions_from_candidates builds them: kind,
+    vertices, weight, eps_x, edge_edge_type, bodies)."""
     vf = _sorted_unique_pairs(vf, faces.shape[0], np.False_)
     ee = _sorted_unique_pairs(ee, edges.shape[0], np.True_)
     vp = _sorted_unique_keys(vp) if has_plane else vp[:0]
@@ -233,9 +234,11 @@ def _barrier_terms(x, vf, ee, vp, has_plane, rest_positions, edges, faces, face_
     first, weight = _merged(kind, key, base)
     kind, vertices, eps_x, ee_type = kind[first], vertices[first], eps_x[first], ee_type[first]
     bodies = _collision_bodies(kind, vertices, vertex_body)
-    barrier = _pairwise_sum(_barrier_values(kind, vertices, ee_type, eps_x, weight, x, origin, normal, dhat_sq)[1])
+    d, values, _ = _barrier_values(kind, vertices, ee_type, eps_x, weight, x, origin, normal, dhat_sq)
+    barrier = _pairwise_sum(values)
     fric = _friction_values(f_kind, f_vertices, f_basis, f_coords, f_mu, f_force, x - x_t, eps_u) if friction else 0.0
-    return barrier, fric, kind, vertices, weight, eps_x, ee_type, bodies
+    min_d = d.min() if d.shape[0] > 0 else np.inf
+    return barrier, fric, min_d, kind, vertices, weight, eps_x, ee_type, bodies
 
 
 @njit

@@ -82,6 +82,7 @@ from ipcgrasp.engine.neohookean import (
 from ipcgrasp.engine.penetration import PenetrationProbe
 
 CONTACT_MODELS = ("barrier", "penalty")
+MIN_DISTANCES_KEPT = 4  # (contacts, positions) pairs whose smallest distance a Simulation remembers
 MAX_EXTRAPOLATIONS = 8  # line search: a full Newton step may grow up to 2^8 times
 MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin outside the penalty clusters
 # A tet's projected Hessian is reused while no entry of its deformation gradient F has moved more
@@ -734,6 +735,7 @@ class Simulation:
         self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
         self._carried_factorisation = False  # the solver holds the Hessian where the last step ended
         self._factored_contacts = None  # the active contacts (Collisions.vertices) of the last Hessian
+        self._min_distances = []  # (contacts, positions, their min_distance), the latest first
         x = self.collision_positions()
         if self._min_distance(x) <= 0.0:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
@@ -1193,6 +1195,20 @@ class Simulation:
         vf[:, 1] = faces[vf[:, 1]]
         return vf, np.ascontiguousarray(edges[ee])
 
+    def _min_distance_of(self, coll, x):
+        """contact.min_distance(coll, mesh, x), remembered for the last MIN_DISTANCES_KEPT pairs of
+        (contacts, positions): a step asks it of the same contacts at the same positions up to four
+        times (the Newton iterate, the step's report, the next step's start and its warm start)."""
+        for known, at, value in self._min_distances:
+            if known is coll and (at is x or np.array_equal(at, x)):
+                return value
+        value = contact.min_distance(coll, self.mesh, x)
+        self._remember_min_distance(coll, x, value)
+        return value
+
+    def _remember_min_distance(self, coll, x, value):
+        self._min_distances = [(coll, x, value)] + self._min_distances[:MIN_DISTANCES_KEPT - 1]
+
     def _min_distance(self, x):
         if self._penalty:
             return float(penalty.contact_distances(self._collisions(x), self.mesh, x).min(initial=np.inf))
@@ -1215,11 +1231,13 @@ class Simulation:
             if candidate_pairs is None:
                 candidate_pairs = self._candidates(x, x, self.dhat)
             m = self.mesh
-            barrier, fric, *found = scene._barrier_terms(
+            barrier, fric, min_d2, *found = scene._barrier_terms(
                 x, *candidate_pairs, m.has_plane, m.rest_positions, m.edges, m.faces, m.face_edges, m.vertex_body,
                 m.can_collide, m.plane_body_mask, *contact._plane_arrays(m), self.dhat, friction is not None,
                 *self._friction_arrays(friction), x if x_t is None else x_t, eps_u)
             coll = contact.Collisions(*found)
+            # as contact.min_distance computes it from the same squared distances
+            self._remember_min_distance(coll, x, float(np.sqrt(max(min_d2, 0.0))) if len(coll) else np.inf)
             return (e, barrier, None if friction is None else fric), x, coll
         if coll is None:
             coll = self._collisions(x, candidate_pairs)
@@ -1469,7 +1487,7 @@ class Simulation:
                 xi[body.prescribed] = targets_def[i]
             targets[i] = xi
         targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset]
-        return self._move(targets, targets_kin, targets_affine, contact.min_distance(coll, self.mesh, x))
+        return self._move(targets, targets_kin, targets_affine, self._min_distance_of(coll, x))
 
     def _drive_coupling(self, z, dc):
         """H_zc dc, with H_zc = d^2 E / dz dc between free DOFs and prescribed coordinates (elastic
@@ -1531,7 +1549,7 @@ class Simulation:
         for _ in range(10):
             x = self.collision_positions()
             coll = self._collisions(x)
-            if contact.min_distance(coll, self.mesh, x) >= floor:
+            if self._min_distance_of(coll, x) >= floor:
                 return alpha, coll
             alpha *= 0.5
             place(alpha)
@@ -1714,8 +1732,8 @@ class Simulation:
         admissible = admissible and self._noninverting_fraction(X0, self._scene_positions(z) - X0) == 1.0
         if admissible:
             coll = self._collisions(x)
-            floor = 0.5 * min(contact.min_distance(coll_t, self.mesh, x_t), self.dhat)
-            if contact.min_distance(coll, self.mesh, x) >= floor:
+            floor = 0.5 * min(self._min_distance_of(coll_t, x_t), self.dhat)
+            if self._min_distance_of(coll, x) >= floor:
                 return x, coll
         self.state = before
         self._refresh_driven()
@@ -1810,7 +1828,7 @@ class Simulation:
         s, h = self.settings, self.settings.dt
         tol = tolerance * s.newton_tolerance
         alphas = []
-        prev_min_d2 = None if self._penalty else contact.min_distance(coll, self.mesh, x) ** 2
+        prev_min_d2 = None if self._penalty else self._min_distance_of(coll, x) ** 2
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
@@ -1874,7 +1892,7 @@ class Simulation:
             x, coll, terms, g = x1, coll1, terms1, None
             if self._penalty:
                 continue
-            min_d2 = contact.min_distance(coll, self.mesh, x) ** 2
+            min_d2 = self._min_distance_of(coll, x) ** 2
             self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
                                                               self.barrier_stiffness, self.bbox_diagonal)
             prev_min_d2 = min_d2
@@ -1965,7 +1983,7 @@ class Simulation:
             kappa = float("nan")
         else:
             normal = self._normal_resultants(x, coll)
-            min_distance, n_contacts = contact.min_distance(coll, self.mesh, x), len(coll.kind)
+            min_distance, n_contacts = self._min_distance_of(coll, x), len(coll.kind)
             kappa = self.barrier_stiffness
             force_gap = float(penalty.contact_distances(coll, self.mesh, x).max(initial=0.0))  # every one pushes
         forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
