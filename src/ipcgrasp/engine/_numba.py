@@ -1,9 +1,14 @@
 """Numba options for every engine kernel, in one place.
 
 Kernels are private (`_name`) `@njit` functions that take and return NumPy arrays and
-floats only; public wrappers validate inputs and call them. `cache=True` keeps cold starts
-short after the first run; fastmath stays off (it may reorder the IEEE operations our
-tolerances rely on).
+floats only; public wrappers validate inputs and call them. Their machine code is cached on
+disk, which keeps every start after the first short; fastmath stays off (it may reorder the
+IEEE operations our tolerances rely on).
+
+numba's cache checks a kernel's own source file only: a kernel whose callee in another module
+changed would load its old machine code. Our kernels' cache entries are stamped over every
+module of the package their module imports (`_ImportsStamp`), so editing, pulling or installing
+a change anywhere in that chain recompiles them.
 
 A constant passed from one kernel to another is an np.int64 / np.bool_ (np.int64(0), np.True_,
 module constants such as distance._V0), not a Python literal: numba compiles a separate
@@ -19,12 +24,120 @@ loop is written out instead (np.ndindex over a reshaped view measured 5 times sl
 plain loops: 66 against 14 us for 250 12 x 12 blocks).
 """
 
+import functools
+import hashlib
+import re
+from pathlib import Path
+
 import numba
 import numpy as np
-
-njit = numba.njit(cache=True, fastmath=False, nogil=True)
+from numba.core import caching
 
 __all__ = ["njit"]
+
+
+# An import statement at the start of a line: "from <dots><module> import <names>" (names possibly
+# parenthesised over several lines) or "import <modules>". A match inside a docstring only adds a
+# file to a stamp; a statement it misses (none in this package) would leave a dependency out.
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)|import[ \t]+([^\n#]*))",
+                     re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=None)
+def _direct_imports(path: Path, root: Path) -> tuple:
+    """The source files of the module's own top-level package (in `root`, the directory that
+    holds it) that the module at `path` names in its import statements, absolute or relative."""
+    package = path.relative_to(root).with_suffix("").parts[:-1]  # the package the module is in
+    top = path.relative_to(root).parts[0]
+    found = []
+    for dots, module, names, modules in _IMPORT.findall(path.read_text(encoding="utf-8")):
+        if modules:
+            candidates = [name.split()[0] for name in modules.split(",") if name.strip()]
+        else:
+            base = ".".join(package[:len(package) - len(dots) + 1]) if dots else ""
+            module = ".".join(part for part in (base, module) if part)
+            candidates = [module] + [f"{module}.{name.split()[0]}" for name in names.strip("()").split(",")
+                                     if name.strip()]
+        for name in candidates:
+            if name.split(".")[0] != top:
+                continue
+            stem = root.joinpath(*name.split("."))
+            found += [f for f in (stem.with_suffix(".py"), stem / "__init__.py") if f.is_file()]
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_stamp(path: Path, root: Path) -> bytes:
+    """SHA-256 over the contents of the module at `path` and of every module under `root` it
+    imports, directly or through each other, in a fixed order."""
+    sources, pending = set(), [path]
+    while pending:
+        source = pending.pop()
+        if source not in sources:
+            sources.add(source)
+            pending += _direct_imports(source, root)
+    digest = hashlib.sha256()
+    for source in sorted(sources):
+        digest.update(str(source.relative_to(root)).encode())
+        digest.update(hashlib.sha256(source.read_bytes()).digest())
+    return digest.digest()
+
+
+class _ImportsStamp:
+    """A cache locator whose freshness stamp covers the kernel's module and every module of its
+    package it imports: numba's own stamp covers the kernel's file only, so a kernel whose callee
+    (or a constant it reads) changed in another file would load its old machine code from the
+    cache."""
+
+    def get_source_stamp(self):
+        path = Path(self._py_file).resolve()
+        depth = len(self._module_name.split(".")) - 1 + (path.name == "__init__.py")
+        if depth >= len(path.parents):  # a module name that does not match its file
+            return super().get_source_stamp()
+        return _sources_stamp(path, path.parents[depth])
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        locator = super().from_function(py_func, py_file)
+        if locator is not None:
+            locator._module_name = py_func.__module__
+        return locator
+
+
+class _UserProvidedLocator(_ImportsStamp, caching.UserProvidedCacheLocator):
+    """In NUMBA_CACHE_DIR."""
+
+
+class _InTreeLocator(_ImportsStamp, caching.InTreeCacheLocator):
+    """In __pycache__ beside the sources."""
+
+
+class _UserWideLocator(_ImportsStamp, caching.UserWideCacheLocator):
+    """In the user's cache directory, when __pycache__ is not writable."""
+
+
+class _KernelCacheImpl(caching.CompileResultCacheImpl):
+    _locator_classes = [_UserProvidedLocator, _InTreeLocator, _UserWideLocator, caching.IPythonCacheLocator,
+                        caching.ZipCacheLocator]
+
+
+class _KernelCache(caching.FunctionCache):
+    """numba's on-disk function cache, located as numba's own (`_KernelCacheImpl`) and stamped
+    over the kernel's imports (`_ImportsStamp`)."""
+
+    _impl_class = _KernelCacheImpl
+
+
+_compile = numba.njit(fastmath=False, nogil=True)
+
+
+def njit(function):
+    """numba.njit with fastmath off, the GIL released and the compiled code cached on disk
+    (`_KernelCache`: recompiled when the kernel's module or any module of the package it imports
+    changes)."""
+    dispatcher = _compile(function)
+    dispatcher._cache = _KernelCache(function)  # what Dispatcher.enable_caching does with numba's FunctionCache
+    return dispatcher
 
 
 @njit
