@@ -320,6 +320,26 @@ def test_grown_pattern_keys_are_numpys_unique_union():
         np.testing.assert_array_equal(_union_keys(old, new), np.unique(np.concatenate([old, new])))
 
 
+def test_grown_pattern_carries_what_a_fresh_pattern_assembles():
+    """When contacts grow the Hessian pattern, the fixed entries' slots, the mass and elastic
+    values and the last Hessian without contact are carried over into it: the Hessians at the
+    growing z and at a nearby z (assembled incrementally from the carried values) equal, to the
+    bit, those of a simulation given the grown pattern from the start."""
+    grown, fresh = box_pad_scene(), box_pad_scene()
+    z, friction, x_t, x, coll = step_inputs(grown, np.random.default_rng(5))
+    fresh_z, _, fresh_x_t, fresh_x, _ = step_inputs(fresh, np.random.default_rng(5))
+    assert np.array_equal(fresh_z, z) and np.array_equal(fresh_x_t, x_t) and np.array_equal(fresh_x, x)
+    z2 = z + 1e-6 * np.random.default_rng(6).standard_normal(len(z)) * (np.abs(z) > 0)
+    first = grown._hessian(z, friction, x_t, x, coll)
+    fresh._set_hessian_pattern(grown._hessian_keys.copy())
+    for name in ("_tet_slots", "_tet_group_slots", "_ortho_slots", "_linked_slots", "_mount_slots", "_mass_data"):
+        np.testing.assert_array_equal(getattr(grown, name), getattr(fresh, name), err_msg=name)
+    np.testing.assert_array_equal(first, fresh._hessian(z, friction, x_t, x, coll))
+    x2 = grown.collision_positions(z2)
+    np.testing.assert_array_equal(grown._hessian(z2, friction, x_t, x2, coll),
+                                  fresh._hessian(z2, friction, x_t, x2, coll))
+
+
 def test_remembered_min_distances_are_those_of_their_contacts():
     """Every smallest contact distance a Simulation remembers over a squeeze (those the line
     search's energy evaluations leave and those computed on first asking) is, to the bit,

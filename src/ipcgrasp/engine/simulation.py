@@ -280,6 +280,26 @@ def _pattern_slots(indptr, indices, rows, cols):
 
 
 @njit
+def _moved_slots(slots, moved):
+    """Slots of a pattern carried into a pattern grown from it: moved[slot] for each slot >= 0
+    (moved: where each entry of the old pattern sits in the new one), -1 stays -1."""
+    out = np.empty_like(slots)
+    for k in range(slots.shape[0]):
+        out[k] = moved[slots[k]] if slots[k] >= 0 else -1
+    return out
+
+
+@njit
+def _moved_values(values, moved, n):
+    """Values of an old pattern's entries placed at their slots in a grown pattern of n entries
+    (moved as in _moved_slots); 0 in the new entries."""
+    out = np.zeros(n)
+    for k in range(values.shape[0]):
+        out[moved[k]] = values[k]
+    return out
+
+
+@njit
 def _entry_groups(rows, cols, n_dof):
     """The entries (rows[e], cols[e]) of the upper triangle (0 <= row <= col), grouped by
     position: (entry_group (E,): each entry's group, -1 for the others; group_ptr, group_entries:
@@ -1046,29 +1066,42 @@ class Simulation:
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
         self._set_hessian_pattern(np.unique(keys))
 
-    def _set_hessian_pattern(self, keys):
+    def _set_hessian_pattern(self, keys, moved=None):
         """Use the upper-triangle CSC pattern of the sorted unique keys col * n_dof + row: place
         the fixed entries in it and start a new factorisation (the ordering is computed once per
-        pattern)."""
+        pattern). moved: when keys grow the current pattern, where each of its entries now sits
+        (np.searchsorted(keys, old keys)); the fixed entries' slots and the values assembled in the
+        old pattern (mass, elastic part, the last Hessian without contact) are carried over to it
+        instead of being found and summed again: the same values, bit for bit."""
         n = self.n_dof
         cols = keys // n
         self._hessian_keys = keys
         self._indices = keys - cols * n
         self._indptr = np.searchsorted(cols, np.arange(n + 1))
-        self._tet_slots = _pattern_slots(self._indptr, self._indices, *self._tet_entries)
+        if moved is None:
+            self._tet_slots = _pattern_slots(self._indptr, self._indices, *self._tet_entries)
+            self._ortho_slots = _pattern_slots(self._indptr, self._indices, *self._ortho_entries)
+            self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
+            mount_dofs = self._mount_offset + np.arange(len(self.mounts))
+            self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
+            r, c, m = self._mass_entries
+            self._mass_data = np.zeros(len(keys))
+            _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
+            self._last_hessian_without_contact = (None, None, None, None)
+            self._elastic = (np.zeros(len(keys)), None)  # mass + h^2 elastic part, and its h^2 (None: not assembled)
+        else:
+            for name in ("_tet_slots", "_ortho_slots", "_linked_slots", "_mount_slots"):
+                setattr(self, name, _moved_slots(getattr(self, name), moved))
+            self._mass_data = _moved_values(self._mass_data, moved, len(keys))
+            z_last, X_last, keys_last, data = self._last_hessian_without_contact
+            if keys_last is not None:
+                self._last_hessian_without_contact = (z_last, X_last, keys, _moved_values(data, moved, len(keys)))
+            elastic, assembled_h2 = self._elastic
+            self._elastic = (_moved_values(elastic, moved, len(keys)), assembled_h2)
         entry_group, group_ptr, group_entries = self._tet_entry_groups
         self._tet_group_slots = self._tet_slots[group_entries[group_ptr[:-1]]]
-        self._ortho_slots = _pattern_slots(self._indptr, self._indices, *self._ortho_entries)
-        self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
-        mount_dofs = self._mount_offset + np.arange(len(self.mounts))
-        self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
-        r, c, m = self._mass_entries
-        self._mass_data = np.zeros(len(keys))
-        _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
         self._solver = None
         self._factored = None
-        self._last_hessian_without_contact = (None, None, None, None)
-        self._elastic = (np.zeros(len(keys)), None)  # mass + h^2 elastic part, and its h^2 (None: not assembled)
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
@@ -1331,7 +1364,6 @@ class Simulation:
         self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
         s = self.settings
         if not self._penalty:
-            fixed = data.copy()
             missing, *terms = _add_contact_hessians(
                 data, self._indptr, self._indices, self._z_index, self._z_coef, self._dense_lo, x, coll.kind,
                 coll.vertices, coll.edge_edge_type, coll.eps_x, coll.weight, *contact._plane_arrays(self.mesh),
@@ -1339,7 +1371,7 @@ class Simulation:
                 x if x_t is None else x_t, s.eps_v * s.dt, project)
             if friction is None:
                 terms.pop()
-            return self._grown(data, fixed, terms) if missing else data
+            return self._grown(z, terms) if missing else data
         if self._clusters is not None:
             terms = [(*penalty.cluster_potential_hessian(self._clusters, x, s.penalty_stiffness), s.dt ** 2, None)]
         else:
@@ -1349,19 +1381,18 @@ class Simulation:
             u, eps = x - x_t, self.settings.eps_v * self.settings.dt
             terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0,
                           contact._triplet_offsets(friction.kind)))
-        fixed = data.copy()
-        return self._grown(data, fixed, terms) if self._add_contact_terms(data, terms) else data
+        return self._grown(z, terms) if self._add_contact_terms(data, terms) else data
 
-    def _grown(self, data, fixed, terms):
+    def _grown(self, z, terms):
         """The pattern grown by the entries the x-space Hessian terms (rows, cols, vals, scale,
-        offsets) couple and it lacks, and the Hessian values in it: `fixed` (the values without
-        contact, in the old pattern) plus the terms. data: discarded (its entries are partial)."""
+        offsets) couple and it lacks, and the Hessian values at z in it: the values without contact
+        (carried over from the old pattern) plus the terms."""
         old_keys = self._hessian_keys
         missing = [_missing_hessian_keys(r, c, self._z_index, self.n_dof, self._indptr, self._indices)
                    for r, c, *_ in terms]
-        self._set_hessian_pattern(_union_keys(old_keys, np.concatenate(missing)))
-        data = np.zeros(len(self._hessian_keys))
-        data[np.searchsorted(self._hessian_keys, old_keys)] = fixed
+        keys = _union_keys(old_keys, np.concatenate(missing))
+        self._set_hessian_pattern(keys, np.searchsorted(keys, old_keys))
+        data = self._hessian_without_contact(z)
         self._add_contact_terms(data, terms)
         return data
 
