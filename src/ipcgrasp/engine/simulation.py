@@ -24,7 +24,8 @@ actual interpenetration (`penetration`) and the largest gap at which a contact f
 
 The Hessian's upper triangle is assembled straight into a CSC pattern that is kept while the
 contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
-Hessians carried into z through per-coordinate maps of P), and factored by qdldl's LDL^T
+Hessians carried into z through per-coordinate maps of P; a pattern that grows carries its fixed
+entries' slots and assembled values into the new one), and factored by qdldl's LDL^T
 (engine.ldlt: its C routines called from numba), whose ordering and symbolic analysis are
 reused while the pattern stays (measured against SciPy's SuperLU: 0.3 ms against 1.8 ms per
 solve at 700 DOFs). A contact's Hessian block is contracted onto the degrees of freedom it
