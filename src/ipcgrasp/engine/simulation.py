@@ -290,13 +290,13 @@ def _moved_slots(slots, moved):
     return out
 
 
-@njit
 def _moved_values(values, moved, n):
     """Values of an old pattern's entries placed at their slots in a grown pattern of n entries
-    (moved as in _moved_slots); 0 in the new entries."""
+    (moved as in _moved_slots); 0 in the new entries. (A NumPy scatter: as fast as a kernel here,
+    with nothing to compile; _moved_slots is a kernel because NumPy's masked gather of a tet's
+    144 slots is 15 times slower.)"""
     out = np.zeros(n)
-    for k in range(values.shape[0]):
-        out[moved[k]] = values[k]
+    out[moved] = values
     return out
 
 
