@@ -9,8 +9,12 @@ wall time (s) for each, and with --kernels the kernels that cost most to compile
 CPU s, from numba's compiler event API, first process only), and with --phases how the cold
 start's compilation splits between numba lowering to LLVM IR and LLVM parsing, optimising and
 emitting machine code (exclusive CPU s, first process only; numba finalises every function it
-compiles, also those only other kernels call, and the split shows what those cost). Run:
+compiles, also those only other kernels call, and the split shows what those cost).
+With --compile-jobs N [N ...] it measures instead what a fresh clone's `./run.sh` pays:
+`ipcgrasp compile --jobs N` on an empty cache, wall time and the CPU time of it and its helper
+processes, then the first cube trial in a new process (warm: nothing left to compile). Run:
 .venv/bin/python benchmarks/bench_cold_start.py [--repeats 2] [--kernels 15] [--phases] [--src DIR]
+[--compile-jobs 1 2]
 (--src: the src/ directory of another checkout to measure instead of this one).
 """
 
@@ -124,18 +128,50 @@ print(json.dumps({"cpu_import": cpu_import, "held": bool(result.success),
 
 def run_child(src, cache_dir, kernels, phases=False):
     """One child process; returns (CPU s of the child, wall s, its JSON report)."""
+    cpu, wall, out = _timed_child([sys.executable, "-c", CHILD, str(int(kernels)), str(int(phases))], src, cache_dir)
+    return cpu, wall, json.loads(out.strip().splitlines()[-1])
+
+
+def run_compile(src, cache_dir, jobs):
+    """`ipcgrasp compile --jobs jobs` in a child process; returns (CPU s of it and its helpers,
+    wall s)."""
+    command = [sys.executable, "-c", "import sys; from ipcgrasp.cli import main; sys.exit(main(sys.argv[1:]))",
+               "compile", "--jobs", str(jobs)]
+    cpu, wall, _ = _timed_child(command, src, cache_dir)
+    return cpu, wall
+
+
+def _timed_child(command, src, cache_dir):
+    """Run `command` with NUMBA_CACHE_DIR=cache_dir and src first on the path; returns (CPU s of
+    the child and its children, wall s, its standard output); exits on failure."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(src))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
-    child = subprocess.run([sys.executable, "-c", CHILD, str(int(kernels)), str(int(phases))], env=env,
-                           capture_output=True, text=True)
+    child = subprocess.run(command, env=env, capture_output=True, text=True)
     if child.returncode != 0:
-        sys.exit(f"the trial failed in the child process:\n{child.stderr}")
-    out = child.stdout
+        sys.exit(f"the child process failed ({' '.join(command[3:]) or 'trial'}):\n{child.stderr}")
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, json.loads(out.strip().splitlines()[-1])
+    return cpu, wall, child.stdout
+
+
+def measure_compile(src, jobs_list, repeats):
+    """--compile-jobs: per jobs, `repeats` runs of `ipcgrasp compile` on an empty cache, each
+    followed by the first trial in a new process."""
+    for jobs in jobs_list:
+        runs = []
+        for i in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache:
+                cpu, wall = run_compile(src, cache, jobs)
+                trial_cpu, trial_wall, report = run_child(src, cache, False)
+                runs.append((cpu, wall, trial_wall))
+                print(f"jobs {jobs}, run {i}: ipcgrasp compile wall {wall:5.1f} s, CPU {cpu:5.1f} s; then the first "
+                      f"trial wall {trial_wall:4.1f} s, CPU {trial_cpu:4.1f} s "
+                      f"({'held' if report['held'] else 'FAIL'}, {report['iterations']} iterations)", flush=True)
+        print(f"median, jobs {jobs}: compile wall {statistics.median(r[1] for r in runs):.1f} s, CPU "
+              f"{statistics.median(r[0] for r in runs):.1f} s; compile + first trial wall "
+              f"{statistics.median(r[1] + r[2] for r in runs):.1f} s over {len(runs)} runs")
 
 
 def main():
@@ -145,9 +181,14 @@ def main():
     parser.add_argument("--src", default=str(REPO / "src"), help="src/ directory of the checkout to measure")
     parser.add_argument("--phases", action="store_true",
                         help="split the cold start's compilation into numba's and LLVM's phases")
+    parser.add_argument("--compile-jobs", type=int, nargs="+", metavar="N",
+                        help="measure `ipcgrasp compile --jobs N` on an empty cache instead, for each N")
     args = parser.parse_args()
     load = os.getloadavg()
     print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; src {args.src}")
+    if args.compile_jobs:
+        measure_compile(args.src, args.compile_jobs, args.repeats)
+        return
     cold, warm = [], []
     for i in range(args.repeats):
         with tempfile.TemporaryDirectory(prefix="numba_cold_") as cache:

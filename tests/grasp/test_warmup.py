@@ -1,15 +1,19 @@
 """grasp.warmup (`ipcgrasp compile`): its synthetic trials call the kernels of a real trial with
-the same argument types, so a real trial after it compiles (or loads) nothing more."""
+the same argument types, so a real trial after it compiles (or loads) nothing more; its kernel
+list (KERNELS) names exactly what it compiles, with the argument types real calls have, so helper
+processes compiling from the list fill the cache a trial then loads."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 
 import numpy as np
 
+from ipcgrasp.engine._numba import compile_listed, numba_type
 from ipcgrasp.grasp.gripper import Gripper
-from ipcgrasp.grasp.warmup import box_grasp
+from ipcgrasp.grasp.warmup import KERNELS, _helper_order, box_grasp
 
 # In a fresh process: warm up, list every ipcgrasp kernel's compiled signatures, run a real cube
 # trial per contact model and list what that trial added. numba registers a signature loaded
@@ -29,6 +33,7 @@ CHILD = textwrap.dedent("""
 
     outcomes = [outcome for _, _, outcome in warm_up(log=lambda line: None)]
     before = signatures()
+    json.dump(sorted(before), open(sys.argv[1], "w"))
     data = resolve_data_dir()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -40,13 +45,84 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_a_real_trial_after_the_warm_up_needs_no_kernel_it_did_not_compile():
-    run = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=900)
+def listed_signatures():
+    """The signatures KERNELS lists, written as CHILD's `signatures()` writes a compiled one."""
+    return {f"{module}.{name}{tuple(numba_type(t) for t in types)}"
+            for module, name, types in json.loads(KERNELS.read_text(encoding="utf-8"))}
+
+
+def test_a_real_trial_after_the_warm_up_needs_no_kernel_it_did_not_compile(tmp_path):
+    # a first warm-up fills the cache if it is cold: with a cold cache a process also registers the
+    # signatures of kernels compiled only as other kernels' callees, with a warm one only those
+    # called from Python, which is what KERNELS lists
+    subprocess.run([sys.executable, "-c", "from ipcgrasp.grasp.warmup import warm_up; warm_up(log=print)"],
+                   capture_output=True, text=True, timeout=900, check=True)
+    compiled = tmp_path / "compiled.json"
+    run = subprocess.run([sys.executable, "-c", CHILD, str(compiled)], capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr
     found = json.loads(run.stdout)
     assert found["outcomes"][0] == "held"  # the IPC trial lifts the box
     assert found["kernels"] > 40
     assert found["added"] == []
+    listed, warmed = listed_signatures(), set(json.loads(compiled.read_text()))
+    assert listed == warmed, ("grasp/warmup_kernels.json is out of date; refresh it with "
+                              "`python -m ipcgrasp.grasp.warmup --record`: "
+                              f"listed only {sorted(listed - warmed)}, compiled only {sorted(warmed - listed)}")
+
+
+def test_helpers_share_the_list_from_its_far_end():
+    kernels = list(range(10))
+    assert _helper_order(kernels, 0, 1) == kernels[::-1]
+    first, second = _helper_order(kernels, 0, 2), _helper_order(kernels, 1, 2)
+    assert first[0] == 9 and second[0] == 4  # the second starts half way along
+    assert sorted(first) == sorted(second) == kernels
+
+
+def test_a_listed_kernel_that_cannot_be_compiled_is_reported_not_raised():
+    skipped = compile_listed([["ipcgrasp.engine.scene", "_no_such_kernel", ["float64"]],
+                              ["ipcgrasp.engine.scene", "_step_norm", ["UniTuple(float64, 3)"]]])
+    assert len(skipped) == 2
+    assert "_no_such_kernel" in skipped[0] and "AttributeError" in skipped[0]
+    assert "UniTuple(float64, 3)" in skipped[1] and "ValueError" in skipped[1]
+
+
+# `ipcgrasp compile --jobs 2` into an empty cache, then a cube trial in a new process on that cache:
+# it must load every kernel (no cache miss) and give the result a trial on the usual cache gives.
+TRIAL = textwrap.dedent("""
+    import gc, json, sys, warnings
+    import numba
+    from ipcgrasp import GraspObject, SimParams, simulate_grasp
+    from ipcgrasp.data.location import resolve_data_dir
+    from ipcgrasp.data.reach import load_physical_grasps
+
+    data = resolve_data_dir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grasps = load_physical_grasps(data, "cube_3cm")
+    obj = GraspObject.from_file(data / "object_meshes" / "cube_3cm.obj", 0.003)
+    r = simulate_grasp(obj, grasps.object_poses[0], grasps.grasp_poses[0], SimParams(), seed=0)
+    misses = sorted(f"{d.py_func.__module__}.{d.py_func.__name__}" for d in gc.get_objects()
+                    if isinstance(d, numba.core.registry.CPUDispatcher) and d.py_func.__module__.startswith("ipcgrasp")
+                    and d.stats.cache_misses)
+    json.dump({"misses": misses, "result": [r.success, r.newton_iterations, list(r.close_forces), r.lift_height]},
+              sys.stdout)
+""")
+
+
+def test_compiling_with_a_helper_fills_the_cache_a_trial_then_loads(tmp_path):
+    cache = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    compiled = subprocess.run([sys.executable, "-c", "import sys; from ipcgrasp.cli import main; sys.exit(main())",
+                               "compile", "--jobs", "2"], env=cache, capture_output=True, text=True, timeout=900)
+    assert compiled.returncode == 0, compiled.stderr
+    assert "compiling with 2 processes" in compiled.stdout
+    assert "could not compile" not in compiled.stderr  # the helper found every listed kernel
+    fresh = subprocess.run([sys.executable, "-c", TRIAL], env=cache, capture_output=True, text=True, timeout=900)
+    usual = subprocess.run([sys.executable, "-c", TRIAL], capture_output=True, text=True, timeout=900)
+    assert fresh.returncode == 0, fresh.stderr
+    assert usual.returncode == 0, usual.stderr
+    fresh, usual = json.loads(fresh.stdout), json.loads(usual.stdout)
+    assert fresh["misses"] == []
+    assert fresh["result"] == usual["result"]  # the same machine code's result, to the bit
 
 
 def test_the_warm_up_box_sits_on_the_ground_between_the_open_jaws():

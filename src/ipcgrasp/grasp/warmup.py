@@ -2,20 +2,33 @@
 
 numba compiles a kernel on its first call and keeps the machine code in its on-disk cache
 (`__pycache__` beside the sources, or NUMBA_CACHE_DIR); a fresh install's first trial therefore
-spends about 50-65 s of CPU compiling and every later process loads the cache in a few seconds.
+spends about 50 s of CPU compiling and every later process loads the cache in a few seconds.
 `warm_up` pays that once, up front: it simulates one grasp of a synthetic 3 cm box (no data
 needed, no pose noise) with each contact model the study uses, which calls every kernel of a
 trial with the argument types a real trial passes. `./run.sh` runs it after installing.
+
+numba compiles one kernel at a time in a process. With jobs > 1, helper processes compile the
+kernels listed in KERNELS (the warm-up's own, recorded by `record_kernels`) from the other end of
+the list while the warm-up runs: each process finds in the on-disk cache what another has
+finished, so on two cores the compilation takes about two thirds of the time.
 """
 
 from __future__ import annotations
 
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import trimesh
 
+from ipcgrasp.engine._numba import compile_listed
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.params import CONTACT_MODELS, SimParams
@@ -24,6 +37,13 @@ from ipcgrasp.grasp.simulate import simulate_grasp
 
 BOX_SIDE = 0.03  # m, the bundled cube's size
 BOX_MASS = 0.003  # kg
+# The kernels warm_up compiles for calls from Python, with their argument types, in the order a
+# warm-up with an empty cache finishes them: `python -m ipcgrasp.grasp.warmup --record` rewrites it
+# (tests/grasp/test_warmup.py checks that it lists what warm_up compiles).
+KERNELS = Path(__file__).with_name("warmup_kernels.json")
+# More compiling processes than this mostly compile the same callees again (each kernel compiles
+# its own call tree).
+MAX_JOBS = 4
 
 
 def box_grasp(gripper: Gripper) -> tuple[GraspObject, np.ndarray, np.ndarray]:
@@ -34,12 +54,62 @@ def box_grasp(gripper: Gripper) -> tuple[GraspObject, np.ndarray, np.ndarray]:
     return obj, object_pose, grasp_pose
 
 
-def warm_up(log: Callable[[str], None] = print) -> list[tuple[str, float, str]]:
+def default_jobs() -> int:
+    """Processes for `ipcgrasp compile`: the cores this process may run on, at most MAX_JOBS."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_JOBS))
+
+
+def _helper_order(kernels: list, helper: int, helpers: int) -> list:
+    """What helper `helper` of `helpers` compiles, in order: the list from its far end (the
+    warm-up compiles from the near end), each further helper starting an equal share further
+    along."""
+    order = kernels[::-1]
+    start = helper * len(order) // helpers
+    return order[start:] + order[:start]
+
+
+def _compile_helper(kernels: list, stop) -> None:
+    """A helper process's work: compile the kernels until done or stopped; report what it skipped."""
+    for line in compile_listed(kernels, stop):
+        print(f"ipcgrasp compile: a helper could not compile {line}; the warm-up compiles it", file=sys.stderr)
+
+
+def warm_up(log: Callable[[str], None] = print, jobs: int = 1) -> list[tuple[str, float, str]]:
     """Simulate the box grasp once per contact model (SimParams defaults otherwise) and measure
-    the jaws closed into the box once, compiling what is not in numba's cache yet. Returns
-    (contact model, CPU s, outcome: "held" or the failure label and reason) per model; the
-    outcome is for information (the penalty model with its default stiffness lets the box slip),
-    the kernels are compiled either way."""
+    the jaws closed into the box once, compiling what is not in numba's cache yet; jobs > 1
+    starts jobs - 1 helper processes that compile the kernels listed in KERNELS meanwhile.
+    Returns (contact model, CPU s of this process, outcome: "held" or the failure label and
+    reason) per model; the outcome is for information (the penalty model with its default
+    stiffness lets the box slip), the kernels are compiled either way."""
+    if jobs < 1:
+        raise ValueError(f"warm_up: jobs must be at least 1, got {jobs}")
+    helpers, stop = [], None
+    if jobs > 1:
+        kernels = json.loads(KERNELS.read_text(encoding="utf-8"))
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing compiled, nothing forked
+        stop = context.Event()
+        for k in range(jobs - 1):
+            helper = context.Process(target=_compile_helper, args=(_helper_order(kernels, k, jobs - 1), stop),
+                                     daemon=True)
+            try:
+                helper.start()
+            except OSError as exc:  # no process to spare: this one compiles the rest on its own
+                log(f"could not start a helper process ({exc}); compiling in fewer processes")
+                break
+            helpers.append(helper)
+        log(f"compiling with {len(helpers) + 1} processes ({len(helpers)} helper{'s' if len(helpers) != 1 else ''} "
+            "from the kernel list)")
+    try:
+        return _simulate_box(log)
+    finally:
+        if stop is not None:
+            stop.set()  # each helper ends after the kernel it is compiling
+        for helper in helpers:
+            helper.join()
+
+
+def _simulate_box(log: Callable[[str], None]) -> list[tuple[str, float, str]]:
     gripper = Gripper.yumi()
     obj, object_pose, grasp_pose = box_grasp(gripper)
     done = []
@@ -57,3 +127,43 @@ def warm_up(log: Callable[[str], None] = print) -> list[tuple[str, float, str]]:
     world = obj.mesh.vertices @ object_pose[:3, :3].T + object_pose[:3, 3]
     gripper.jaw_distances(grasp_pose, world, obj.mesh.faces, opening=0.5 * BOX_SIDE)
     return done
+
+
+# In a child process: the warm-up, then as JSON either the order in which its kernels compile
+# ("order", run with an empty cache) or the kernels it calls from Python ("called", run with the
+# cache the first filled).
+_RECORD = """
+import json, sys
+from ipcgrasp.engine._numba import Compilations, loaded_kernels
+from ipcgrasp.grasp.warmup import warm_up
+with Compilations() as compiled:
+    warm_up(log=lambda line: None)
+json.dump(compiled.kernels if sys.argv[1] == "order" else loaded_kernels(), sys.stdout)
+"""
+
+
+def record_kernels(path: Path = KERNELS) -> int:
+    """Write to `path` (atomically) the kernels the warm-up calls from Python, with their argument
+    types, in the order a warm-up with an empty numba cache finishes compiling them (a kernel
+    compiled first as another's callee counts from then); returns how many. Runs the warm-up in
+    two child processes on a temporary NUMBA_CACHE_DIR, removed after: about a minute of CPU."""
+    from ipcgrasp.io import write_bytes_atomic
+
+    found = {}
+    with tempfile.TemporaryDirectory(prefix="ipcgrasp-record-") as cache:
+        for mode in ("order", "called"):
+            child = subprocess.run([sys.executable, "-c", _RECORD, mode], env=dict(os.environ, NUMBA_CACHE_DIR=cache),
+                                   capture_output=True, text=True)
+            if child.returncode != 0:
+                raise RuntimeError(f"recording the warm-up's kernels failed:\n{child.stderr}")
+            found[mode] = [json.dumps(entry) for entry in json.loads(child.stdout)]
+    rank = {entry: k for k, entry in reversed(list(enumerate(found["order"])))}
+    listed = sorted(found["called"], key=lambda entry: rank.get(entry, len(rank)))
+    write_bytes_atomic(path, ("[\n" + ",\n".join(listed) + "\n]\n").encode("utf-8"))
+    return len(listed)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--record"]:
+        sys.exit("usage: python -m ipcgrasp.grasp.warmup --record   (rewrites " + str(KERNELS) + ")")
+    print(f"recorded {record_kernels()} kernels in {KERNELS}")
