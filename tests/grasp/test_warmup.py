@@ -13,6 +13,7 @@ import numpy as np
 
 from ipcgrasp.engine._numba import compile_listed, numba_type
 from ipcgrasp.grasp.gripper import Gripper
+from ipcgrasp.grasp import warmup
 from ipcgrasp.grasp.warmup import KERNELS, _helper_order, box_grasp
 
 # In a fresh process: warm up, list every ipcgrasp kernel's compiled signatures, run a real cube
@@ -78,6 +79,16 @@ def test_helpers_share_the_list_from_its_far_end():
     assert sorted(first) == sorted(second) == kernels
 
 
+def test_without_a_readable_kernel_list_the_warm_up_compiles_alone(tmp_path, monkeypatch):
+    broken = tmp_path / "warmup_kernels.json"
+    broken.write_text("[not json")
+    monkeypatch.setattr(warmup, "KERNELS", broken)
+    lines = []
+    helpers, stop = warmup._start_helpers(1, lines.append)
+    assert helpers == [] and stop is None
+    assert lines and "cannot read the kernel list" in lines[0] and "one process" in lines[0]
+
+
 def test_a_listed_kernel_that_cannot_be_compiled_is_reported_not_raised():
     skipped = compile_listed([["ipcgrasp.engine.scene", "_no_such_kernel", ["float64"]],
                               ["ipcgrasp.engine.scene", "_step_norm", ["UniTuple(float64, 3)"]]])
@@ -116,6 +127,7 @@ def test_compiling_with_a_helper_fills_the_cache_a_trial_then_loads(tmp_path):
     assert compiled.returncode == 0, compiled.stderr
     assert "compiling with 2 processes" in compiled.stdout
     assert "could not compile" not in compiled.stderr  # the helper found every listed kernel
+    assert "Traceback" not in compiled.stderr  # and did not fail
     fresh = subprocess.run([sys.executable, "-c", TRIAL], env=cache, capture_output=True, text=True, timeout=900)
     usual = subprocess.run([sys.executable, "-c", TRIAL], capture_output=True, text=True, timeout=900)
     assert fresh.returncode == 0, fresh.stderr

@@ -84,22 +84,7 @@ def warm_up(log: Callable[[str], None] = print, jobs: int = 1) -> list[tuple[str
     stiffness lets the box slip), the kernels are compiled either way."""
     if jobs < 1:
         raise ValueError(f"warm_up: jobs must be at least 1, got {jobs}")
-    helpers, stop = [], None
-    if jobs > 1:
-        kernels = json.loads(KERNELS.read_text(encoding="utf-8"))
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing compiled, nothing forked
-        stop = context.Event()
-        for k in range(jobs - 1):
-            helper = context.Process(target=_compile_helper, args=(_helper_order(kernels, k, jobs - 1), stop),
-                                     daemon=True)
-            try:
-                helper.start()
-            except OSError as exc:  # no process to spare: this one compiles the rest on its own
-                log(f"could not start a helper process ({exc}); compiling in fewer processes")
-                break
-            helpers.append(helper)
-        log(f"compiling with {len(helpers) + 1} processes ({len(helpers)} helper{'s' if len(helpers) != 1 else ''} "
-            "from the kernel list)")
+    helpers, stop = _start_helpers(jobs - 1, log)
     try:
         return _simulate_box(log)
     finally:
@@ -107,6 +92,32 @@ def warm_up(log: Callable[[str], None] = print, jobs: int = 1) -> list[tuple[str
             stop.set()  # each helper ends after the kernel it is compiling
         for helper in helpers:
             helper.join()
+
+
+def _start_helpers(count: int, log: Callable[[str], None]) -> tuple[list, object]:
+    """Start up to `count` helper processes on the kernel list; returns them and the Event that
+    stops them (None without helpers). None are started when the list cannot be read or no
+    process can be: the helpers only speed the warm-up up."""
+    if count == 0:
+        return [], None
+    try:
+        kernels = json.loads(KERNELS.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log(f"cannot read the kernel list {KERNELS} ({exc}); compiling in one process")
+        return [], None
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing compiled, nothing forked
+    stop, helpers = context.Event(), []
+    for k in range(count):
+        helper = context.Process(target=_compile_helper, args=(_helper_order(kernels, k, count), stop), daemon=True)
+        try:
+            helper.start()
+        except OSError as exc:
+            log(f"could not start a helper process ({exc}); compiling in fewer processes")
+            break
+        helpers.append(helper)
+    log(f"compiling with {len(helpers) + 1} processes ({len(helpers)} helper{'s' if len(helpers) != 1 else ''} "
+        "from the kernel list)")
+    return helpers, stop
 
 
 def _simulate_box(log: Callable[[str], None]) -> list[tuple[str, float, str]]:
