@@ -128,7 +128,8 @@ print(json.dumps({"cpu_import": cpu_import, "held": bool(result.success),
 
 def run_child(src, cache_dir, kernels, phases=False):
     """One child process; returns (CPU s of the child, wall s, its JSON report)."""
-    cpu, wall, out = _timed_child([sys.executable, "-c", CHILD, str(int(kernels)), str(int(phases))], src, cache_dir)
+    cpu, wall, out = _timed_child([sys.executable, "-c", CHILD, str(int(kernels)), str(int(phases))], src, cache_dir,
+                                  "the trial")
     return cpu, wall, json.loads(out.strip().splitlines()[-1])
 
 
@@ -137,19 +138,19 @@ def run_compile(src, cache_dir, jobs):
     wall s)."""
     command = [sys.executable, "-c", "import sys; from ipcgrasp.cli import main; sys.exit(main(sys.argv[1:]))",
                "compile", "--jobs", str(jobs)]
-    cpu, wall, _ = _timed_child(command, src, cache_dir)
+    cpu, wall, _ = _timed_child(command, src, cache_dir, f"ipcgrasp compile --jobs {jobs}")
     return cpu, wall
 
 
-def _timed_child(command, src, cache_dir):
+def _timed_child(command, src, cache_dir, what):
     """Run `command` with NUMBA_CACHE_DIR=cache_dir and src first on the path; returns (CPU s of
-    the child and its children, wall s, its standard output); exits on failure."""
+    the child and its children, wall s, its standard output); exits naming `what` on failure."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), PYTHONPATH=str(src))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     wall = time.perf_counter()
     child = subprocess.run(command, env=env, capture_output=True, text=True)
     if child.returncode != 0:
-        sys.exit(f"the child process failed ({' '.join(command[3:]) or 'trial'}):\n{child.stderr}")
+        sys.exit(f"{what} failed in the child process:\n{child.stderr}")
     wall = time.perf_counter() - wall
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -168,7 +168,9 @@ def record_kernels(path: Path = KERNELS) -> int:
             if child.returncode != 0:
                 raise RuntimeError(f"recording the warm-up's kernels failed:\n{child.stderr}")
             found[mode] = [json.dumps(entry) for entry in json.loads(child.stdout)]
-    rank = {entry: k for k, entry in reversed(list(enumerate(found["order"])))}
+    rank = {}  # entry -> when its first compilation ended
+    for k, entry in enumerate(found["order"]):
+        rank.setdefault(entry, k)
     listed = sorted(found["called"], key=lambda entry: rank.get(entry, len(rank)))
     write_bytes_atomic(path, ("[\n" + ",\n".join(listed) + "\n]\n").encode("utf-8"))
     return len(listed)
