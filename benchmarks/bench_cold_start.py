@@ -136,8 +136,7 @@ def run_child(src, cache_dir, kernels, phases=False):
 def run_compile(src, cache_dir, jobs):
     """`ipcgrasp compile --jobs jobs` in a child process; returns (CPU s of it and its helpers,
     wall s)."""
-    command = [sys.executable, "-c", "import sys; from ipcgrasp.cli import main; sys.exit(main(sys.argv[1:]))",
-               "compile", "--jobs", str(jobs)]
+    command = [sys.executable, "-m", "ipcgrasp.cli", "compile", "--jobs", str(jobs)]
     cpu, wall, _ = _timed_child(command, src, cache_dir, f"ipcgrasp compile --jobs {jobs}")
     return cpu, wall
 

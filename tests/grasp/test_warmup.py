@@ -122,8 +122,8 @@ TRIAL = textwrap.dedent("""
 
 def test_compiling_with_a_helper_fills_the_cache_a_trial_then_loads(tmp_path):
     cache = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
-    compiled = subprocess.run([sys.executable, "-c", "import sys; from ipcgrasp.cli import main; sys.exit(main())",
-                               "compile", "--jobs", "2"], env=cache, capture_output=True, text=True, timeout=900)
+    compiled = subprocess.run([sys.executable, "-m", "ipcgrasp.cli", "compile", "--jobs", "2"], env=cache,
+                              capture_output=True, text=True, timeout=900)
     assert compiled.returncode == 0, compiled.stderr
     assert "compiling with 2 processes" in compiled.stdout
     assert "could not compile" not in compiled.stderr  # the helper found every listed kernel

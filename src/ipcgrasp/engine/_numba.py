@@ -168,6 +168,12 @@ def numba_type(text: str):
     return _scalar_type(text)
 
 
+def _kernel_entry(function, argument_types) -> list:
+    """A kernel signature as the lists of this module write it: [module, name, [argument type
+    text, ...]] (`numba_type` reads each type back)."""
+    return [function.__module__, function.__name__, [str(t) for t in argument_types]]
+
+
 class Compilations(event.Listener):
     """Within `with Compilations() as compiled:`, compiled.kernels lists every ipcgrasp kernel
     numba compiles, also those compiled as another kernel's callees, in the order their
@@ -183,7 +189,7 @@ class Compilations(event.Listener):
     def on_end(self, ev):
         function = ev.data["dispatcher"].py_func
         if function.__module__.startswith("ipcgrasp."):
-            self.kernels.append([function.__module__, function.__name__, [str(t) for t in ev.data["args"]]])
+            self.kernels.append(_kernel_entry(function, ev.data["args"]))
 
     def __enter__(self):
         event.register("numba:compile", self)
@@ -201,8 +207,7 @@ def loaded_kernels() -> list:
     found = []
     for obj in gc.get_objects():
         if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.py_func.__module__.startswith("ipcgrasp."):
-            found += [[obj.py_func.__module__, obj.py_func.__name__, [str(t) for t in signature]]
-                      for signature in obj.signatures]
+            found += [_kernel_entry(obj.py_func, signature) for signature in obj.signatures]
     return sorted(found)
 
 
