@@ -167,6 +167,47 @@ def test_the_import_never_touches_files_it_did_not_create(own_trials, tmp_path):
     assert (dest / "phys_grasps_json" / "box_c.json").read_text() == "[]"
 
 
+@pytest.mark.parametrize("entry", ["../victim.txt", "ABSOLUTE", "object_meshes/../../victim.txt",
+                                   "notes.txt", "object_meshes/"])
+def test_a_crafted_manifest_cannot_make_the_import_delete_anything_it_names(own_trials, tmp_path, capsys, entry):
+    """A DEST holding a crafted ipcgrasp_import.json: the import refuses it, naming the entry, and
+    deletes nothing, neither outside DEST nor inside it."""
+    source, _ = own_trials(tmp_path / "lab")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    absolute = tmp_path / "elsewhere" / "file.txt"
+    absolute.parent.mkdir()
+    absolute.write_text("mine too")
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("the user's")
+    listed = str(absolute) if entry == "ABSOLUTE" else entry
+    (dest / MANIFEST).write_text(json.dumps({"files": [listed, "objects.yaml"]}))
+    assert main(["data", "import", str(source), str(dest)]) == 2
+    err = capsys.readouterr().err
+    assert MANIFEST in err and repr(listed) in err and "fix:" in err
+    assert victim.read_text() == "mine" and absolute.read_text() == "mine too"
+    assert (dest / "notes.txt").read_text() == "the user's"
+    assert sorted(p.name for p in dest.iterdir()) == sorted(["notes.txt", MANIFEST])
+
+
+def test_the_import_neither_writes_nor_deletes_through_a_link_out_of_its_directory(own_trials, tmp_path):
+    source, _ = own_trials(tmp_path / "lab")
+    dest = tmp_path / "own"
+    import_trials(source, dest)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "box_3cm.obj").write_text("not a mesh of ours")
+    mesh_dir = dest / "object_meshes"
+    for f in mesh_dir.iterdir():
+        f.unlink()
+    mesh_dir.rmdir()
+    mesh_dir.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OwnDataError, match="resolves outside the directory"):
+        import_trials(source, dest)
+    assert (outside / "box_3cm.obj").read_text() == "not a mesh of ours"
+
+
 def test_the_gripper_names_come_from_one_hook():
     assert known_grippers() == tuple(shipped_grippers()) and "yumi" in known_grippers()
 

@@ -69,6 +69,10 @@ SAME_POSE_TOLERANCE = 1e-9
 """Largest entry difference (m, or rotation entries) between the poses of two trials of one grasp."""
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 """Object names become file names and study wildcards: letters, digits, '_', '.', '-'."""
+IMPORTED_FILE_PATTERN = re.compile(
+    rf"^(?:{re.escape(REGISTRY_FILE)}|{MESH_DIR}/{NAME_PATTERN.pattern[1:-1]}\.obj"
+    rf"|{GRASP_DIR}/{NAME_PATTERN.pattern[1:-1]}\.json)$")
+"""The relative paths an import writes into DEST, and so the only ones its manifest may list."""
 TRIAL_FIELDS = ("object", "grasp", "gripper", "object_pose", "gripper_pose", "success")
 OBJECT_FIELDS = ("mesh", "mass_kg")
 MAX_REPORTED = 25
@@ -354,6 +358,8 @@ def import_trials(source: str | os.PathLike, dest: str | os.PathLike) -> dict:
         records = ",\n ".join(json.dumps(record) for record in _reach_records(obj))
         outputs[f"{GRASP_DIR}/{name}.json"] = f"[{records}]\n".encode()
     outputs[REGISTRY_FILE] = _registry_yaml(trials).encode()
+    for rel in outputs:
+        _check_inside(dest, rel)
     foreign = sorted(rel for rel in outputs if (dest / rel).exists() and rel not in previous)
     if foreign:
         raise OwnDataError(f"{dest}: {', '.join(foreign)} already exist(s) and no earlier import made them; fix: "
@@ -391,7 +397,32 @@ def _previous_import(dest: Path) -> list[str]:
         files = json.loads(manifest.read_text())["files"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
         raise OwnDataError(f"{manifest}: unreadable import manifest ({exc!r}); fix: import into a new directory") from None
+    if not isinstance(files, list):
+        raise OwnDataError(f"{manifest}: 'files' is not a list; fix: import into a new directory")
+    for rel in files:
+        _check_manifest_entry(dest, manifest, rel)
     return [str(f) for f in files]
+
+
+def _check_manifest_entry(dest: Path, manifest: Path, rel) -> None:
+    """OwnDataError unless `rel` names a file an import writes (`objects.yaml`,
+    `object_meshes/<name>.obj`, `phys_grasps_json/<name>.json`) and that file, symlinks resolved,
+    lies inside `dest`: a manifest is read back and its files replaced or deleted, so a crafted one
+    must not reach anything else."""
+    if not (isinstance(rel, str) and IMPORTED_FILE_PATTERN.match(rel)):
+        raise OwnDataError(f"{manifest}: 'files' entry {rel!r} is not a file an import writes ({REGISTRY_FILE}, "
+                           f"{MESH_DIR}/<name>.obj or {GRASP_DIR}/<name>.json); the manifest was not written by "
+                           "`ipcgrasp data import` or was altered; fix: import into a new directory")
+    _check_inside(dest, rel, f"{manifest}: 'files' entry")
+
+
+def _check_inside(dest: Path, rel: str, what: str = "output") -> None:
+    """OwnDataError when `dest / rel` is a symlink or, links resolved, lies outside `dest`
+    (e.g. DEST/object_meshes a link to another folder): the import writes and deletes only there."""
+    target = dest / rel
+    if target.is_symlink() or not target.resolve().is_relative_to(dest.resolve()):
+        raise OwnDataError(f"{dest}: {what} {rel!r} is a link or resolves outside the directory "
+                           f"({target.resolve()}); fix: import into a new directory without links")
 
 
 def _reach_records(obj: ImportedObject) -> list[dict]:
