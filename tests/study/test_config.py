@@ -14,7 +14,8 @@ SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 
 # schema location (a path of property names; "[]" for an array's items) -> SimParams field
 SCHEMA_FIELDS = {
-    **{("sim", name): name for name in yaml.safe_load(SCHEMA.read_text())["properties"]["sim"]["properties"]},
+    **{("sim", name): name for name in yaml.safe_load(SCHEMA.read_text())["properties"]["sim"]["properties"]
+       if name not in FIELD_CHOICES},
     ("grid", "E", "[]"): "E",
     ("grid", "mu", "[]"): "mu",
     ("fingers", "stiffness", "[]"): "finger_stiffness",
@@ -26,7 +27,7 @@ SCHEMA_FIELDS = {
     ("baselines", "penalty", "margin", "[]"): "penalty_margin",
     ("baselines", "penalty", "clusters"): "penalty_clusters",
 }
-SCHEMA_CHOICES = {("grid", "rules", "[]"): CLOSE_RULES}
+SCHEMA_CHOICES = {("grid", "rules", "[]"): CLOSE_RULES, ("sim", "grip"): FIELD_CHOICES["grip"]}
 SCHEMA_NAMES = {("grid", "jaws", "[]"): "jaw", ("calibration", "jaw"): "jaw"}
 
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass, fields
 
 CLOSE_RULES = ("psi", "force")
+GRIPS = ("force", "position")
+"""How the jaws hold the object after the close (docs/grasp_procedure.md, "Grip")."""
 CONTACT_MODELS = ("ipc", "penalty")
 JAWS = ("rounded", "rectangular")
 """The pad variants every shipped gripper description offers (the study's jaw sweep)."""
@@ -123,7 +125,7 @@ FIELD_RANGES: dict[str, Interval] = {
     "max_mass": _positive(1000.0, "kg"),
 }
 """Range of every numeric SimParams field (the physically meaningful values, SI units)."""
-FIELD_CHOICES: dict[str, tuple[str, ...]] = {"close_rule": CLOSE_RULES, "contact_model": CONTACT_MODELS}
+FIELD_CHOICES: dict[str, tuple[str, ...]] = {"close_rule": CLOSE_RULES, "grip": GRIPS, "contact_model": CONTACT_MODELS}
 """Allowed values of the string SimParams fields with a fixed set of values."""
 NAME_FIELDS: dict[str, re.Pattern] = {"jaw": PAD_NAME}
 """String SimParams fields that name something the gripper description defines (checked there)."""
@@ -150,6 +152,11 @@ class SimParams:
     for the YuMi): the gripper stalls when a pad pushes the object this hard; a squeeze that
     reaches it without the rule firing ends "no_close" (a stiff pad under a fixed psi_th may need
     more than the gripper can give).
+    Grip after the close (docs/grasp_procedure.md, "Grip"): "force" (the default, as the YuMi,
+    Franka Hand and Robotiq 2F-85 hold a set force): through lift, hold, shake and mass ramp the
+    jaws move, no faster than closing_speed, to keep the pads' mean normal force on the object at
+    the force the close rule fired at (never above max_grip_force); "position" (the paper's): the
+    jaws stay where the close left them, and the grip force is whatever the contact makes of it.
     Motion: closing_speed (m/s per jaw; None: opening / 2 / close_duration clipped to the
     gripper's closing speeds, for the YuMi max(10 mm/s, ...), the original's rule), lift_speed
     (m/s; None: the gripper's), lift_height (m, of the object's lowest point; success
@@ -196,6 +203,7 @@ class SimParams:
     psi_tol: float = 0.5
     close_force: float = 20.0
     max_grip_force: float | None = None
+    grip: str = "force"
     closing_speed: float | None = None
     close_duration: float = 2.0
     lift_speed: float | None = None

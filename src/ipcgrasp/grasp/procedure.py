@@ -51,9 +51,12 @@ from ipcgrasp.grasp.scene import place_scene
 from ipcgrasp.grasp.stability import contact_force_variation, contact_normal_variation, contact_position_variation
 from ipcgrasp.grasp.trajectory import step_record
 
-MAX_REFINEMENTS = 6  # halvings of the last closing increment so the close rule does not overshoot
-OVERSHOOT = 1.5  # a closing increment is refined when the rule's quantity exceeds this x threshold
-TARGET_LEVEL = 1.1  # once both pads touch, the approach aims 10 % past the rule's threshold
+FORCE_TOLERANCE = 0.02
+"""Relative resolution of the gripper's force control: the close rule fires within this fraction
+above its threshold, and the force grip holds the pads' force within it of its target."""
+MAX_REFINEMENTS = 8  # retries of a closing step that overshot the close rule or the force limit
+TARGET_LEVEL = 1.0 + 0.5 * FORCE_TOLERANCE  # once both pads touch, the approach aims inside the window
+MAX_GRIP_TRIES = 6  # jaw positions tried per step for the force grip to land within FORCE_TOLERANCE
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
 MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
 STEP_GROWTH = 2.0  # a secant step is at most this x the last one (a secant from near-zero forces overshoots)
@@ -166,6 +169,7 @@ class _Squeeze:
     touched: list = field(default_factory=lambda: [False, False])  # each pad has touched the object
     reached: float = 0.0  # where the jaws got (m; self.closed: where they are sent)
     history: list = field(default_factory=list)  # (reached, pad forces, pad energies) once both pads touch
+    before: tuple | None = None  # (pad forces, pad energies) at the end of the last closing step
 
 
 _PHASES = ("_initialise", "_squeeze", "_lift", "_judge")
@@ -203,6 +207,8 @@ class GraspProcedure:
         self._squeezing: _Squeeze | None = None
         self._checkpoint: GraspProcedure | None = None  # where close rules that diverge part (run_variants)
         self._settle_touched = False  # a pad touched the object while it settled
+        self.grip_force = float("nan")  # N the force grip keeps (the pads' mean force at the close)
+        self._grip_drift = 0.0  # m the force grip moved the jaws in its last step (its next first guess)
 
     def run(self) -> GraspResult:
         return self.run_variants([self.params])[0]
@@ -366,41 +372,45 @@ class GraspProcedure:
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
                 # drive lagged, the rest of that lag would otherwise be in every retry's motion.
                 target = min((self.closed if refinement == 0 else s.reached) + increment, s.travel)
-                last = refinement == MAX_REFINEMENTS  # the smallest increment stands, overshoot or not
+                last = refinement == MAX_REFINEMENTS  # the last increment stands, overshoot or not
                 # The backend may stop a step that overshoots on the way (an equilibrium with the jaws
                 # short of the target): a shorter increment is due even if the object then shifts
                 # and the step would end below the bound.
-                give_up = None if last else (lambda forces, energies: self._overshoots(forces, energies, s.touched))
+                give_up = None if last else (
+                    lambda forces, energies: self._overshoots(forces, energies, s.touched, s.before))
                 # Once both pads hold the object its rounds are settled coarsely (Backend.step); while a
                 # pad pushes it alone, stick and slip on the ground decide its path at full tolerance.
                 report = self._guarded(lambda: self._step(target, give_up, coarse_rounds=all(s.touched)),
                                        phase="squeeze")
                 if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
-                                                                        s.touched)):
+                                                                        s.touched, s.before)):
                     break
-                backend.restore(saved)  # overshot the close rule: retry with half the increment
+                backend.restore(saved)  # overshot the close rule or the force limit: a shorter increment
                 self._restore_counters(counters)
-                increment *= 0.5
+                increment = self._refined_increment(increment, report, s, target)
             on_object = [f > 0.0 for f in report.pad_forces]
             self.closed, progress = target, target - report.jaw_lag - s.reached
             s.reached += progress
             s.touched = [t or o for t, o in zip(s.touched, on_object)]
+            s.before = (report.pad_forces, report.pad_energies)
             if all(on_object):
                 s.history.append((s.reached, report.pad_forces, report.pad_energies))
             self._track_object(s.start_pose, backend.object_pose())
             if report.pads_touch:
                 mode = "miss" if not any(s.touched) else ("pushed_out" if not all(s.touched) else "jaws_meet")
                 self._fail(mode, "the pads met without the close rule firing")
-            if self._closed(report, on_object):
+            stalled = max(report.pad_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force
+            if max(report.pad_forces) <= self.max_grip_force and self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
                 r.close_opening = r.start_opening - 2 * s.reached - sum(backend.finger_deflections())
+                self.grip_force = float(np.mean(report.pad_forces))
                 return
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
-            if max(report.pad_forces) >= self.max_grip_force:
+            if stalled:
                 self._fail("no_close" if all(s.touched) else "pushed_out",
-                           f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.0f} N >= "
-                           f"max_grip_force = {self.max_grip_force:.0f} N) without the close rule firing")
+                           f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.1f} N, "
+                           f"max_grip_force = {self.max_grip_force:.1f} N) without the close rule firing")
             if self.closed >= s.travel and (report.jaw_lag == 0.0 or progress <= 0.0):
                 mode = "miss" if not any(s.touched) else ("no_close" if all(s.touched) else "pushed_out")
                 self._fail(mode, "the jaws reached the end of their travel without the close rule firing")
@@ -442,7 +452,7 @@ class GraspProcedure:
         self.phase = "lift"
         while self.lifted < top:
             self.lifted = min(self.lifted + self.lift_speed * self.backend.dt, top)
-            self._guarded(self._step, phase="lift")
+            self._guarded(self._grip_step, phase="lift")
             height = self.backend.object_height()
             r.lift_height = max(r.lift_height, height)
             if height >= p.lift_height:
@@ -457,7 +467,7 @@ class GraspProcedure:
         series = [([], [], []), ([], [], [])]  # per pad: force, mean position, mean normal
         self.phase = "hold"
         for _ in range(int(round(p.hold_time / self.backend.dt))):
-            report = self._guarded(self._step, phase="hold")
+            report = self._guarded(self._grip_step, phase="hold")
             signals = self.backend.hold_signals(report)
             if signals is None:
                 return
@@ -509,10 +519,10 @@ class GraspProcedure:
         try:
             for k in range(1, int(round(p.shake_cycles / (p.shake_frequency * dt))) + 1):
                 self.lifted = base + p.shake_amplitude * np.sin(omega * k * dt)
-                self._step()
+                self._grip_step()
             self.lifted = base
             for _ in range(int(round(p.hold_time / dt))):
-                self._step()
+                self._grip_step()
         except BackendFailed as exc:
             self.lifted = base
             r.shake_outcome, r.shake_reason = "solver", str(exc)
@@ -523,7 +533,7 @@ class GraspProcedure:
     def _critical_mass(self) -> None:
         p, r = self.params, self.result
         self.phase = "critical_mass"
-        ramp = critical_mass_ramp(self.backend, self._step, p.mass_rate, p.slip_speed, p.max_mass)
+        ramp = critical_mass_ramp(self.backend, self._grip_step, p.mass_rate, p.slip_speed, p.max_mass)
         r.critical_mass, r.critical_mass_force, r.critical_mass_reason = ramp.mass, ramp.force, ramp.reason
 
     # ---------------------------------------------------------------------------------- helpers
@@ -556,6 +566,64 @@ class GraspProcedure:
         if r.newton_iterations > p.newton_budget:
             raise BackendFailed(f"the trial used more than newton_budget = {p.newton_budget} Newton iterations")
         return report
+
+    def _grip_step(self) -> StepReport:
+        """One step after the close (lift, hold, shake, mass ramp), the jaws holding the object
+        as SimParams.grip says. "position": they stay at self.closed. "force": they move, at most
+        closing_speed x dt per step, so that the pads' mean normal force on the object ends the
+        step within half FORCE_TOLERANCE of grip_force (the force the close rule fired at; the
+        other half for the two pads' difference): the step is
+        retried from its start with other jaw positions, by secant on (position, force) inside a
+        bracket, up to MAX_GRIP_TRIES times; the last try stands. An object no pad touches any
+        more lets the jaws close at their speed."""
+        if self.params.grip == "position":
+            return self._step()
+        backend, start = self.backend, self.closed
+        reach = self.closing_speed * backend.dt
+        low, high = start - reach, min(start + reach, self._squeezing.travel)  # the jaws' reach this step
+        saved, counters = backend.save(), self._counters()
+        tries = []  # (jaw position, force error in N)
+        closed = float(np.clip(start + self._grip_drift, low, high))
+        for attempt in range(MAX_GRIP_TRIES):
+            report = self._step(closed)
+            error = float(np.mean(report.pad_forces)) - self.grip_force
+            tries.append((closed, error))
+            if error > 0.0:
+                high = closed
+            else:
+                low = closed
+            if abs(error) <= 0.5 * FORCE_TOLERANCE * self.grip_force or attempt == MAX_GRIP_TRIES - 1 or low >= high:
+                break
+            backend.restore(saved)
+            self._restore_counters(counters)
+            closed = self._grip_position(tries, low, high)
+        self.closed, self._grip_drift = closed, closed - start
+        return report
+
+    def _grip_position(self, tries: list, low: float, high: float) -> float:
+        """The next jaw position (m) of the force grip: the secant through the last two tries
+        (jaw position, force error), or from one try with the pads' stiffness seen while they
+        closed, kept inside (low, high); the middle where that fails."""
+        (c1, e1) = tries[-1]
+        if len(tries) >= 2:
+            c0, e0 = tries[-2]
+            slope = (e1 - e0) / (c1 - c0) if c1 != c0 else 0.0
+        else:
+            slope = self._grip_stiffness
+        guess = c1 - e1 / slope if slope > 0.0 else 0.5 * (low + high)
+        if not low < guess < high:
+            guess = 0.5 * (low + high)
+        return guess
+
+    @property
+    def _grip_stiffness(self) -> float:
+        """dF/dx (N/m) of the pads' mean force over each jaw's travel in the last two closing
+        steps with both pads on the object (0 when unknown)."""
+        history = self._squeezing.history
+        if len(history) < 2:
+            return 0.0
+        (c0, f0, _), (c1, f1, _) = history[-2:]
+        return (np.mean(f1) - np.mean(f0)) / (c1 - c0) if c1 > c0 else 0.0
 
     def _guarded(self, run, phase: str):
         """run(), with a failed step judged: a "slip" when the object was being lifted or held and
@@ -601,11 +669,49 @@ class GraspProcedure:
             raise _Diverged
         return answers.pop()
 
-    def _overshoots(self, pad_forces, pad_energies, touched) -> bool:
-        """A squeeze step overshot the close rule: both pads are on the object (or touched it
-        before, `touched`) and the rule's quantity is past OVERSHOOT x its threshold."""
-        return (all(t or f > 0.0 for t, f in zip(touched, pad_forces))
-                and self._agreed(lambda rule: self._close_level(rule, pad_forces, pad_energies) > OVERSHOOT))
+    def _overshoots(self, pad_forces, pad_energies, touched, before) -> bool:
+        """A squeeze step went too far: a pad pushes the object harder than the force limit, or
+        the step crossed the close rule's threshold (from below it at the step's start, `before`:
+        (pad forces, pad energies) then, None before the first step) and its quantity ends more
+        than FORCE_TOLERANCE past it, both pads on the object (or having touched it, `touched`).
+        A psi close that waited for the balance past the threshold is not an overshoot."""
+        if max(pad_forces) > self.max_grip_force:
+            return True
+        if not all(t or f > 0.0 for t, f in zip(touched, pad_forces)):
+            return False
+
+        def overshot(rule: SimParams) -> bool:
+            below = before is None or self._close_level(rule, *before) < 1.0
+            return below and self._close_level(rule, pad_forces, pad_energies) > 1.0 + FORCE_TOLERANCE
+
+        return self._agreed(overshot)
+
+    def _refined_increment(self, increment: float, report: StepReport | None, s: _Squeeze, target: float) -> float:
+        """The closing increment (m) to retry a step that overshot with `increment` (it reached
+        `target` less its jaw lag; `report` None when the backend gave it up on the way): a secant
+        from the step's start (s.before) to where it ended, aimed inside the window (TARGET_LEVEL of
+        the close rule, or FORCE_TOLERANCE / 2 below the force limit when that was passed), kept
+        between a tenth and 0.8 x the travel. Half the increment where no secant is defined (a
+        given-up step, no rise) or the step did not start with both pads on the object: until
+        then variants with other close rules share the step (`run_variants`), and a trial run
+        alone must refine it as they do."""
+        if report is None or not all(s.touched):
+            return 0.5 * increment
+        if max(report.pad_forces) > self.max_grip_force:
+            aim = 1.0 - 0.5 * FORCE_TOLERANCE
+
+            def level(forces, energies):
+                return max(forces) / self.max_grip_force
+        else:
+            aim = TARGET_LEVEL
+
+            def level(forces, energies):
+                return self._close_level(self.params, forces, energies)
+        start, end = level(*s.before), level(report.pad_forces, report.pad_energies)
+        travelled = target - report.jaw_lag - s.reached
+        if not (end > aim > start and travelled > 0.0):
+            return 0.5 * increment
+        return float(np.clip((aim - start) / (end - start), 0.1, 0.8)) * travelled
 
     def _closed(self, report: StepReport, on_object) -> bool:
         """The close rule, counted only while both pads touch the object (pads squeezing each

@@ -1,0 +1,64 @@
+"""The force grip against closed forms, through the public API: two pads squeezing a box with
+force F carry it by friction iff 2 mu F >= m g, and the pads' normal force stays at the force the
+close rule fired at through the lift and the hold; under the position grip the same force is not
+held (docs/grasp_procedure.md, "Grip")."""
+
+import numpy as np
+import pytest
+import trimesh
+
+from ipcgrasp import GraspObject, SimParams, simulate_grasp
+from ipcgrasp.grasp.gripper import Gripper
+from ipcgrasp.grasp.procedure import FORCE_TOLERANCE
+
+G = 9.81  # m/s^2, the engine's gravity
+CLOSE_FORCE = 20.0  # N
+SETTINGS = dict(E=1e8, close_rule="force", close_force=CLOSE_FORCE, noise_translation=0.0, noise_rotation=0.0,
+                lift_height=0.005, hold_time=0.1)
+
+
+def box(edge: float, mass: float) -> GraspObject:
+    """A cube of `edge` m centred at the origin (any density: the masses here are the point)."""
+    return GraspObject.from_mesh(trimesh.creation.box(extents=[edge] * 3), mass=mass, name="box",
+                                 density_range=(0.0, float("inf")))
+
+
+def grip_trial(edge: float, mass: float, mu: float, grip: str = "force"):
+    """A top-down grasp at the box's mid-height, recording the trajectory."""
+    params = SimParams(mu=mu, grip=grip, **SETTINGS)
+    return simulate_grasp(box(edge, mass), np.eye(4), Gripper.yumi().top_down_grasp(), params, seed=0,
+                          record=("trajectory",))
+
+
+def held_forces(result) -> np.ndarray:
+    """The pads' mean normal force (N) in every lift and hold step."""
+    return np.array([np.mean(s.pad_normal_force) for s in result.trajectory if s.phase in ("lift", "hold")])
+
+
+@pytest.mark.parametrize("edge", [0.03, 0.05])
+@pytest.mark.parametrize("mu", [0.15, 0.3, 0.6])
+def test_two_pads_hold_a_box_iff_their_friction_carries_its_weight(mu, edge):
+    """m* = 2 mu F / g with F the closing force: 0.5 m* and 0.9 m* are held, the pads' force
+    within FORCE_TOLERANCE of F through lift and hold; 1.1 m* slips."""
+    limit = 2 * mu * CLOSE_FORCE / G  # kg
+    for ratio, held in ((0.5, True), (0.9, True), (1.1, False)):
+        result = grip_trial(edge, ratio * limit, mu)
+        assert CLOSE_FORCE <= min(result.close_forces) <= (1 + FORCE_TOLERANCE) * CLOSE_FORCE, result
+        assert result.success is held, (ratio, result.reason)
+        if held:
+            forces = held_forces(result)
+            grip = np.mean(result.close_forces)
+            assert np.all(np.abs(forces - grip) <= FORCE_TOLERANCE * grip), (forces.min(), forces.max(), grip)
+        else:
+            assert result.failure_mode == "slip", result.reason
+
+
+def test_the_position_grip_lets_the_pads_press_harder_than_the_closing_force():
+    """The paper's position grip: with the jaws fixed after the close, the friction that lifts a
+    heavy box shears the pads and their normal force rises well past the closing force; the force
+    grip keeps it there (the reason force is the default)."""
+    mass = 0.8 * 2 * 0.3 * CLOSE_FORCE / G
+    position, force = grip_trial(0.04, mass, 0.3, grip="position"), grip_trial(0.04, mass, 0.3)
+    assert position.success and force.success
+    assert held_forces(position).max() > 1.1 * np.mean(position.close_forces)
+    assert held_forces(force).max() <= (1 + FORCE_TOLERANCE) * np.mean(force.close_forces)
