@@ -16,6 +16,7 @@ import yaml
 from ipcgrasp import GraspObject, SimParams, robustness, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.geometry.mesh import MeshError
+from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.params import SimParamsError
 from ipcgrasp.grasp.pose import PoseError
 
@@ -160,6 +161,12 @@ CLI = {
                                         r"cube_3cm: mass 3 kg .* outside the plausible .*\(not g\)"),
     "registry that is not YAML": (lambda tmp, f: ("objects", "--registry", f.with_name("bad.yaml")),
                                   r"bad.yaml: not valid YAML \(.*line"),
+    "registry with an object twice": (lambda tmp, f: ("objects", "--registry", tmp / "twice.yaml"),
+                                      r"twice.yaml: objects\.cube: the key is given twice .*fix: keep one of them"),
+    "gripper with a NaN plate gap": (lambda tmp, f: ("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj",
+                                                     "--mass", "0.003", "--n", 1, "--out", tmp / "out", "--gripper",
+                                                     tmp / "nan_gap.yaml"),
+                                     r"nan_gap.yaml: backing\.gap: nan is not a finite number; fix: give a number"),
     "mesh file that is a directory": (lambda tmp, f: ("generate", "--mesh", tmp, "--mass", "0.01", "--n", 1,
                                                       "--out", tmp / "out"), r"object mesh '.*test_cli_mesh_file\w*' does not exist"),
     "data directory missing": (lambda tmp, f: ("simulate", "--data", tmp / "nowhere", "--object", "cube_3cm",
@@ -171,6 +178,9 @@ CLI = {
 def test_cli(case, tmp_path, a_file):
     make_args, message = CLI[case]
     (tmp_path / "bad.yaml").write_text("objects:\n  cube: {mass_g: 3\n  other: [\n")
+    (tmp_path / "twice.yaml").write_text("objects:\n  cube: {mass_g: 3}\n  cube: {mass_g: 30}\n")
+    (tmp_path / "nan_gap.yaml").write_text(load_description("franka_hand").path.read_text().replace(
+        "backing: {", "backing: {gap: .nan, "))
     result = ipcgrasp(*make_args(tmp_path, a_file))
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
@@ -223,3 +233,21 @@ def test_study_config(case, tmp_path):
     output = " ".join((result.stdout + result.stderr).split())
     assert re.search(message, output), output[-2000:]
     assert "Job stats" not in result.stdout  # nothing planned
+
+
+LAUGHS = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else "lol"] * 10) + "]\n" for i in range(9))
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("seed: 1\n", r"config file .*study.yaml: seed: the key is given twice in one mapping \(again at line \d+\); fix"),
+    (LAUGHS, r"config file .*study.yaml: l3\[\d\]: the aliases \(\*name\) repeat more than \d+ values"),
+], ids=["key given twice", "alias bomb"])
+def test_study_config_file(extra, message, tmp_path):
+    path = tmp_path / "study.yaml"
+    path.write_text((REPO / "config/smoke.yaml").read_text() + extra)
+    result = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "1", "--configfile", str(path)], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    output = " ".join((result.stdout + result.stderr).split())
+    assert re.search(message, output), output[-2000:]
+    assert "Job stats" not in result.stdout

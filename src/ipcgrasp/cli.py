@@ -334,8 +334,7 @@ def _cmd_view(args) -> int:
 
 
 def _cmd_replay(args) -> int:
-    import yaml
-
+    from ipcgrasp.documents import load_yaml
     from ipcgrasp.grasp.gripper import Gripper
     from ipcgrasp.grasp.simulate import run_trial
     from ipcgrasp.study.cube import read_cube
@@ -344,8 +343,11 @@ def _cmd_replay(args) -> int:
 
     fixed = None
     if args.config:
-        with open(args.config) as stream:
-            fixed = yaml.safe_load(stream)["sim"]
+        study = load_yaml(args.config)
+        if not isinstance(study, dict) or not isinstance(study.get("sim"), dict):
+            raise ValueError(f"--config {args.config}: no `sim:` mapping; fix: give the study's config file, e.g. "
+                             "config/config.yaml")
+        fixed = study["sim"]
     setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw,
                "finger_stiffness": args.finger_stiffness}
     cube = read_cube(args.cube)

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ipcgrasp import __version__
 from ipcgrasp.dataset.antipodal import GraspCandidate, SamplerSettings, Sampling, sample_antipodal_grasps
+from ipcgrasp.documents import DocumentError, load_json, parse_json
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
@@ -72,7 +73,8 @@ class RecordError(ValueError):
 @functools.cache
 def load_schema() -> dict:
     """The JSON schema of a grasp record (shipped with the package)."""
-    return json.loads(files("ipcgrasp").joinpath("schemas", "grasp_record.schema.json").read_text())
+    return parse_json(files("ipcgrasp").joinpath("schemas", "grasp_record.schema.json").read_text(),
+                      "grasp_record.schema.json")
 
 
 @functools.cache
@@ -173,9 +175,9 @@ def read_records(directory: str | os.PathLike) -> dict[int, dict]:
     records = {}
     for path in sorted(Path(directory).glob("grasp_*.json")):
         try:
-            record = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"{path}: not valid JSON ({exc}); delete the file to have it recomputed.") from None
+            record = load_json(path)
+        except DocumentError as exc:
+            raise RecordError(f"{exc}, or delete the file to have it recomputed") from None
         validate_record(record, str(path))
         if path.stem != record_stem(record["index"]):
             raise RecordError(f"{path}: field 'index' is {record['index']}, which belongs in "
@@ -239,9 +241,9 @@ def _check_directory(directory: Path, settings: dict) -> None:
     if not path.exists():
         return
     try:
-        existing = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: not valid JSON ({exc}); write into a new output directory.") from None
+        existing = load_json(path)
+    except DocumentError as exc:
+        raise RecordError(f"{exc}, or write into a new output directory") from None
     for key, value in settings.items():
         if existing.get(key) != value:
             raise RecordError(f"{path}: the records in {directory} were made with different '{key}' "
