@@ -43,11 +43,13 @@ from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 
 __all__ = [
     "DATASET_FILE",
+    "GENERATE_CONFIG",
     "INDEX_FILE",
     "SCHEMA_VERSION",
     "Generation",
     "RecordError",
     "generate_dataset",
+    "check_dataset_directory",
     "grasp_record",
     "index_table",
     "load_schema",
@@ -62,6 +64,8 @@ __all__ = [
 SCHEMA_VERSION = 1
 DATASET_FILE = "dataset.json"
 INDEX_FILE = "index.csv"
+GENERATE_CONFIG = "generate.yaml"
+"""The settings `ipcgrasp generate --shard-size` writes into the directory for its Snakemake jobs."""
 RIGID_TOLERANCE = 1e-6
 
 
@@ -235,8 +239,21 @@ def _dataset_settings(obj: GraspObject, params: SimParams, sampler: SamplerSetti
         "seed": int(seed), "trials": int(n_trials), "params": params.to_dict(), "sampler": sampler.to_dict()}))
 
 
+def check_dataset_directory(directory: str | os.PathLike) -> None:
+    """RecordError unless `directory` is absent, empty, or one generate made (it holds
+    DATASET_FILE or GENERATE_CONFIG): generate writes into no folder of other files."""
+    directory = Path(directory)
+    if not directory.is_dir() or not any(directory.iterdir()):
+        return
+    if not ((directory / DATASET_FILE).is_file() or (directory / GENERATE_CONFIG).is_file()):
+        raise RecordError(f"{directory}: not empty and not made by `ipcgrasp generate` (no {DATASET_FILE}); fix: "
+                          "give a new or empty output directory (generate replaces no file it did not write)")
+
+
 def _check_directory(directory: Path, settings: dict) -> None:
-    """Check that the directory's dataset.json, if there is one, matches `settings`."""
+    """Check that `directory` is one generate may write (`check_dataset_directory`) and that its
+    dataset.json, if there is one, matches `settings`."""
+    check_dataset_directory(directory)
     path = directory / DATASET_FILE
     if not path.exists():
         return
