@@ -22,7 +22,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
 fi
 
 case "$job" in
-  study) exec .venv/bin/snakemake --cores 2 "$@" ;;
+  study) .venv/bin/python -m ipcgrasp.study.configfiles "$@"  # its config files, checked before snakemake reads them
+         exec .venv/bin/snakemake --cores 2 "$@" ;;
   test)  exec .venv/bin/python -m pytest "$@" ;;
   *) echo "usage: ./run.sh study|test [args...]" >&2; exit 2 ;;
 esac

@@ -3,7 +3,9 @@
 and that the message names the field or file and the fix. No case runs a simulation."""
 
 import math
+import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +18,10 @@ import yaml
 from ipcgrasp import GraspObject, SimParams, robustness, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.geometry.mesh import MeshError
+from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.params import SimParamsError
 from ipcgrasp.grasp.pose import PoseError
+from ipcgrasp.io import write_json_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -160,6 +164,12 @@ CLI = {
                                         r"cube_3cm: mass 3 kg .* outside the plausible .*\(not g\)"),
     "registry that is not YAML": (lambda tmp, f: ("objects", "--registry", f.with_name("bad.yaml")),
                                   r"bad.yaml: not valid YAML \(.*line"),
+    "registry with an object twice": (lambda tmp, f: ("objects", "--registry", tmp / "twice.yaml"),
+                                      r"twice.yaml: objects\.cube: the key is given twice .*fix: keep one of them"),
+    "gripper with a NaN plate gap": (lambda tmp, f: ("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj",
+                                                     "--mass", "0.003", "--n", 1, "--out", tmp / "out", "--gripper",
+                                                     tmp / "nan_gap.yaml"),
+                                     r"nan_gap.yaml: backing\.gap: nan is not a finite number; fix: give a number"),
     "mesh file that is a directory": (lambda tmp, f: ("generate", "--mesh", tmp, "--mass", "0.01", "--n", 1,
                                                       "--out", tmp / "out"), r"object mesh '.*test_cli_mesh_file\w*' does not exist"),
     "data directory missing": (lambda tmp, f: ("simulate", "--data", tmp / "nowhere", "--object", "cube_3cm",
@@ -171,6 +181,9 @@ CLI = {
 def test_cli(case, tmp_path, a_file):
     make_args, message = CLI[case]
     (tmp_path / "bad.yaml").write_text("objects:\n  cube: {mass_g: 3\n  other: [\n")
+    (tmp_path / "twice.yaml").write_text("objects:\n  cube: {mass_g: 3}\n  cube: {mass_g: 30}\n")
+    (tmp_path / "nan_gap.yaml").write_text(load_description("franka_hand").path.read_text().replace(
+        "backing: {", "backing: {gap: .nan, "))
     result = ipcgrasp(*make_args(tmp_path, a_file))
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
@@ -191,6 +204,82 @@ def test_cli_fetch_into_a_populated_directory_deletes_nothing(tmp_path):
     assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*")) == ["README.md", "object_meshes",
                                                                               "object_meshes/mine.obj"]
     assert (dest / "README.md").read_text() == "my notes"
+
+
+# ---------------------------------------------------------------- outputs replace nothing unasked (issue 49)
+
+def kept(*paths):
+    """Files that must survive a refused command, with their content."""
+    for k, path in enumerate(paths):
+        path.write_text(f"mine {k}")
+    return {path: f"mine {k}" for k, path in enumerate(paths)}
+
+
+def refused_before_work(result, message, files):
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert re.search(message, " ".join(result.stderr.split())), result.stderr
+    assert "Traceback" not in result.stderr and "R = " not in result.stdout  # nothing simulated
+    assert {path: path.read_text() for path in files} == files
+
+
+def test_plot_keeps_an_existing_picture_it_was_not_told_to_replace(tmp_path):
+    trajectory = tmp_path / "traj.nc"
+    trajectory.write_bytes(b"not read: the outputs are checked first")
+    files = kept(tmp_path / "traj.png")
+    refused_before_work(ipcgrasp("plot", trajectory), rf"the picture \(TRAJECTORY.png; --out names another\): "
+                                                      rf"{tmp_path}/traj.png exists; fix: .* add --overwrite", files)
+    replaced = ipcgrasp("plot", trajectory, "--overwrite")  # goes on to read the (unreadable) trajectory
+    assert replaced.returncode == 2 and "exists" not in replaced.stderr
+
+
+@pytest.mark.parametrize("existing, message", [
+    ("mine.json", r"--json: .*mine.json exists; fix: choose another name, remove the file, or add --overwrite"),
+    ("anim_first.png", r"the first still of --render: .*anim_first.png exists"),
+    ("anim_final.png", r"the final still of --render: .*anim_final.png exists"),
+    ("tdir/cube_3cm_grasp0_trial1.nc", r"--trajectory-dir: .*tdir/cube_3cm_grasp0_trial1.nc exists"),
+])
+def test_simulate_refuses_to_replace_an_existing_output(tmp_path, existing, message):
+    (tmp_path / "tdir").mkdir()
+    files = kept(tmp_path / existing)
+    result = ipcgrasp("simulate", *cube_args("--trials", 2, "--json", tmp_path / "mine.json", "--render",
+                                             tmp_path / "anim.gif", "--trajectory-dir", tmp_path / "tdir"))
+    refused_before_work(result, message, files)
+
+
+@pytest.mark.parametrize("make_args, message", [
+    (lambda tmp: ("replay", tmp / "cube.nc", "--object", "cube_3cm", "--grasp", 0, "--trial", 0, "--trajectory",
+                  tmp / "cube.nc", "--overwrite"),
+     r"--trajectory: .*cube.nc is also an input of this command .*fix: choose another output path"),
+    (lambda tmp: ("simulate", *cube_args("--json", tmp / "x.png", "--render", tmp / "x.png", "--overwrite")),
+     r"--render: .*x.png is also written as --json; one would replace the other"),
+    (lambda tmp: ("simulate", *cube_args("--json", "/dev/null")),
+     r"argument --json: /dev/null exists and is not a regular file .*fix"),
+    (lambda tmp: ("simulate", *cube_args("--json", tmp / "fifo")),
+     r"argument --json: .*fifo exists and is not a regular file \(a device, FIFO or socket\)"),
+], ids=["replay onto its own cube", "--json and --render one file", "device node", "FIFO"])
+def test_an_output_that_is_an_input_or_not_a_regular_file_is_refused(tmp_path, make_args, message):
+    files = kept(tmp_path / "cube.nc")
+    os.mkfifo(tmp_path / "fifo")
+    refused_before_work(ipcgrasp(*make_args(tmp_path)), message, files)
+    assert stat.S_ISFIFO(os.stat(tmp_path / "fifo").st_mode)
+
+
+def test_the_atomic_writer_leaves_a_fifo_alone(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="fifo exists and is not a regular file"):
+        write_json_atomic(fifo, {"a": 1})
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("shards", [(), ("--shard-size", 1)], ids=["one process", "snakemake jobs"])
+def test_generate_refuses_a_folder_of_other_files(tmp_path, shards):
+    files = kept(tmp_path / "index.csv", tmp_path / "grasp_0000.png")
+    result = ipcgrasp("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj", "--mass", "0.003", "--n", 1,
+                      "--out", tmp_path, *shards)
+    refused_before_work(result, rf"{tmp_path}: not empty and not made by `ipcgrasp generate` \(no dataset.json\); "
+                                "fix: give a new or empty output directory", files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grasp_0000.png", "index.csv"]
 
 
 # ---------------------------------------------------------------- the study: snakemake -n (item 1)
@@ -223,3 +312,21 @@ def test_study_config(case, tmp_path):
     output = " ".join((result.stdout + result.stderr).split())
     assert re.search(message, output), output[-2000:]
     assert "Job stats" not in result.stdout  # nothing planned
+
+
+LAUGHS = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else "lol"] * 10) + "]\n" for i in range(9))
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("seed: 1\n", r"config file .*study.yaml: seed: the key is given twice in one mapping \(again at line \d+\); fix"),
+    (LAUGHS, r"config file .*study.yaml: l3\[\d\]: the aliases \(\*name\) repeat more than \d+ values"),
+], ids=["key given twice", "alias bomb"])
+def test_study_config_file(extra, message, tmp_path):
+    path = tmp_path / "study.yaml"
+    path.write_text((REPO / "config/smoke.yaml").read_text() + extra)
+    result = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "1", "--configfile", str(path)], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    output = " ".join((result.stdout + result.stderr).split())
+    assert re.search(message, output), output[-2000:]
+    assert "Job stats" not in result.stdout

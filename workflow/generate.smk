@@ -11,7 +11,13 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from ipcgrasp.dataset.shards import SHARD_DIR, generation_inputs, n_shards, shard_path
+from ipcgrasp.documents import DocumentError, load_yaml
 
+try:  # snakemake's own reader keeps a repeated key's last value and expands aliases without bound
+    for _configfile in workflow.configfiles:
+        load_yaml(_configfile)
+except DocumentError as exc:
+    raise WorkflowError(f"config file {exc}") from None
 validate(config, schema="schemas/generate.schema.yaml")
 try:
     generation_inputs(config)  # the mesh, mass and simulator settings, checked before any job

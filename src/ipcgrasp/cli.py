@@ -117,6 +117,45 @@ RENDER_SUFFIXES = (".gif", ".png")
 """What `_render` writes: an animated GIF (plus stills), or a .png of the first and final frame."""
 
 
+def _check_outputs(args, outputs, inputs=()) -> None:
+    """Before any work: the command's outputs ((path or None, what names it)) against its inputs,
+    each other and existing files (`io.check_outputs`; --overwrite lets existing files go)."""
+    from ipcgrasp.io import check_outputs
+
+    check_outputs([(path, what) for path, what in outputs if path is not None],
+                  [path for path in inputs if path is not None], args.overwrite)
+
+
+def _render_outputs(out, option: str) -> list:
+    """(path, what) of each file `_render` writes for `option` (e.g. --render) naming `out`."""
+    if out is None or out.suffix.lower() == ".png":
+        return [(out, option)]
+    from ipcgrasp.viz.render import still_paths
+
+    first, final = still_paths(out)
+    return [(out, option), (first, f"the first still of {option}"), (final, f"the final still of {option}")]
+
+
+def _trial_inputs(args) -> list:
+    """The files a trial command reads: a --gripper file and the object's mesh and physical grasps
+    in the data directory (when it is found; the command reports it otherwise)."""
+    from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
+    from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
+
+    gripper = getattr(args, "gripper", None)  # replay takes the cube's
+    files = [Path(gripper)] if gripper and Path(gripper).is_file() else []
+    try:
+        data_dir = Path(resolve_data_dir(args.data))
+    except DataNotFoundError:
+        return files
+    return files + [data_dir / MESH_DIR / f"{args.object}.obj", data_dir / GRASP_DIR / f"{args.object}.json"]
+
+
+def _trajectory_dir_path(args, trial: int) -> Path:
+    """Where --trajectory-dir puts trial `trial`'s trajectory."""
+    return Path(args.trajectory_dir) / f"{args.object}_grasp{args.grasp}_trial{trial}.nc"
+
+
 def _physical_grasp(args):
     """(object, physical grasps) of args.object with args.grasp checked; an unknown object or a
     grasp index out of range raises FileNotFoundError / ValueError (exit code 2)."""
@@ -270,6 +309,10 @@ def _cmd_compile(args) -> int:
 def _cmd_simulate(args) -> int:
     from ipcgrasp.io import write_json_atomic
 
+    per_trial = [(_trajectory_dir_path(args, k), "--trajectory-dir") for k in range(args.trials)] \
+        if args.trajectory_dir else []
+    _check_outputs(args, [(args.json, "--json"), *_render_outputs(args.render, "--render"),
+                          (args.trajectory, "--trajectory"), *per_trial], _trial_inputs(args))
     obj, physical, params, gripper = _grasp_setup(args)
     first = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     trials = _run_trials(obj, physical, args.grasp, params, args.trials, args.seed, args.workers,
@@ -289,8 +332,7 @@ def _cmd_simulate(args) -> int:
         _write_trajectory(args, trials[0], 0, params, args.trajectory)
     if args.trajectory_dir:
         for k, trial in enumerate(trials):
-            path = Path(args.trajectory_dir) / f"{args.object}_grasp{args.grasp}_trial{k}.nc"
-            _write_trajectory(args, trial, k, params, path)
+            _write_trajectory(args, trial, k, params, _trajectory_dir_path(args, k))
     return 0
 
 
@@ -309,7 +351,9 @@ def _cmd_plot(args) -> int:
     from ipcgrasp.grasp.trajectory import read_trajectory
     from ipcgrasp.viz.trajectory_plot import plot_trajectory
 
-    out = args.out or str(Path(args.trajectory).with_suffix(".png"))
+    out = args.out or Path(args.trajectory).with_suffix(".png")
+    _check_outputs(args, [(out, "--out" if args.out else "the picture (TRAJECTORY.png; --out names another)")],
+                   [args.trajectory])
     plot_trajectory(read_trajectory(args.trajectory), out)
     print(f"wrote {out}")
     return 0
@@ -334,18 +378,22 @@ def _cmd_view(args) -> int:
 
 
 def _cmd_replay(args) -> int:
-    import yaml
-
+    from ipcgrasp.documents import load_yaml
     from ipcgrasp.grasp.gripper import Gripper
     from ipcgrasp.grasp.simulate import run_trial
     from ipcgrasp.study.cube import read_cube
     from ipcgrasp.study.replay import stored_trial
     from ipcgrasp.viz.figures.caption import STAGE_SPLITS
 
+    _check_outputs(args, [*_render_outputs(args.render, "--render"), (args.trajectory, "--trajectory")],
+                   [args.cube, args.config, *_trial_inputs(args)])
     fixed = None
     if args.config:
-        with open(args.config) as stream:
-            fixed = yaml.safe_load(stream)["sim"]
+        study = load_yaml(args.config)
+        if not isinstance(study, dict) or not isinstance(study.get("sim"), dict):
+            raise ValueError(f"--config {args.config}: no `sim:` mapping; fix: give the study's config file, e.g. "
+                             "config/config.yaml")
+        fixed = study["sim"]
     setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw,
                "finger_stiffness": args.finger_stiffness}
     cube = read_cube(args.cube)
@@ -373,6 +421,7 @@ def _cmd_replay(args) -> int:
 
 
 def _cmd_render(args) -> int:
+    _check_outputs(args, _render_outputs(args.out, "--out"), _trial_inputs(args))
     obj, physical, params, gripper = _grasp_setup(args)
     trial = _run_trials(obj, physical, args.grasp, params, 1, args.seed, 1, record_first=("frames",),
                         gripper=gripper)[0]
@@ -393,6 +442,7 @@ def _cmd_quality(args) -> int:
     from ipcgrasp.baselines.image_quality import SUCCESS_THRESHOLD, grasp_quality
     from ipcgrasp.grasp.simulate import perturbed_grasp, trial_seeds
 
+    _check_outputs(args, [(args.png, "--png")], _trial_inputs(args))
     gripper = _gripper(args)
     obj, physical = _physical_grasp(args)
     params = SimParams(**_noise(args))
@@ -460,6 +510,7 @@ def _generate_with_snakemake(args) -> int:
 
     import yaml
 
+    from ipcgrasp.dataset.records import GENERATE_CONFIG
     from ipcgrasp.dataset.shards import generation_inputs
     from ipcgrasp.io import write_bytes_atomic
     from ipcgrasp.paths import REPO_ROOT
@@ -471,7 +522,7 @@ def _generate_with_snakemake(args) -> int:
               "gripper": str(Path(args.gripper).resolve()) if Path(args.gripper).is_file() else args.gripper,
               "jaw": args.jaw, "critical_mass": args.critical_mass}
     generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
-    config_file = write_bytes_atomic(out / "generate.yaml", yaml.safe_dump(config, sort_keys=False).encode())
+    config_file = write_bytes_atomic(out / GENERATE_CONFIG, yaml.safe_dump(config, sort_keys=False).encode())
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "workflow" / "generate.smk"),
                "--configfile", str(config_file)]
     profile = str(Path(args.profile).resolve()) if args.profile and Path(args.profile).is_dir() else args.profile
@@ -483,6 +534,9 @@ def _generate_with_snakemake(args) -> int:
 def _cmd_generate(args) -> int:
     import numpy as np
 
+    from ipcgrasp.dataset.records import check_dataset_directory
+
+    check_dataset_directory(args.out)
     if args.shard_size is not None:
         return _generate_with_snakemake(args)
 
@@ -542,6 +596,11 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
                         help="GIF frames per second (default: %(default)g)")
     parser.add_argument("--every", type=_positive_int, default=2,
                         help="GIF uses every k-th simulation step (default: %(default)s)")
+
+
+def _add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace output files that exist (without it they are refused before any work)")
 
 
 def _add_gripper_arguments(parser: argparse.ArgumentParser) -> None:
@@ -610,12 +669,14 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--critical-mass", action="store_true",
                           help="after each successful hold, ramp the object's mass at 1.2 kg/s until it slips "
                                "(PrendoSim critical mass)")
+    _add_overwrite_argument(simulate)
     simulate.set_defaults(func=_cmd_simulate)
 
     plot = commands.add_parser("plot", help="plot a trajectory file: forces, jaw opening, object height and "
                                             "rotation against time (PNG)")
     plot.add_argument("trajectory", metavar="TRAJECTORY.nc", help="a file of `simulate --trajectory`")
     plot.add_argument("--out", metavar="OUT.png", type=_output(".png"), help="the picture (default: TRAJECTORY.png)")
+    _add_overwrite_argument(plot)
     plot.set_defaults(func=_cmd_plot)
 
     view = commands.add_parser("view", help="interactive 3D replay of a trajectory file in the browser")
@@ -646,6 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--trajectory", metavar="OUT.nc", type=_output(".nc"), help="record the replayed trial's trajectory")
     replay.add_argument("--vertices", action="store_true",
                         help="keep every body's vertex positions in the trajectory (for `ipcgrasp view`)")
+    _add_overwrite_argument(replay)
     replay.set_defaults(func=_cmd_replay, fps=10.0, every=2)
 
     from ipcgrasp.viz.camera import ELEVATION, parse_size
@@ -661,6 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="camera elevation above the ground in deg (default: %(default)g)")
     render.add_argument("--size", type=parse_size, default=(640, 480), metavar="WxH",
                         help="picture size in pixels, each half of a .png pair (default: 640x480)")
+    _add_overwrite_argument(render)
     render.set_defaults(func=_cmd_render, critical_mass=False)
 
     quality = commands.add_parser("quality", help="image-space quality of a physical grasp (Tan et al.): "
@@ -679,6 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="gripper description: pad width and opening (default: %(default)s; see `ipcgrasp grippers`)")
     quality.set_defaults(jaw=None)
     quality.add_argument("--png", metavar="OUT.png", type=_output(".png"), help="picture of the first trial's evaluation")
+    _add_overwrite_argument(quality)
     quality.set_defaults(func=_cmd_quality)
 
     defaults = SimParams()
@@ -688,7 +752,9 @@ def build_parser() -> argparse.ArgumentParser:
                           help="object mesh in metres (OBJ, STL, PLY, OFF: any format trimesh reads)")
     generate.add_argument("--mass", type=_positive_float, required=True, help="object mass in kg")
     generate.add_argument("--n", type=_positive_int, required=True, help="number of grasps")
-    generate.add_argument("--out", required=True, type=_output(directory=True), help="output directory (a rerun skips the records already there)")
+    generate.add_argument("--out", required=True, type=_output(directory=True),
+                          help="output directory: new, empty, or one generate made (a rerun skips the records "
+                               "already there)")
     generate.add_argument("--name", help="object name in the records (default: the mesh file name)")
     generate.add_argument("--trials", type=_positive_int, default=5,
                           help="perturbed trials per grasp (default: %(default)s)")

@@ -1,4 +1,5 @@
-"""Atomic file writes: a result appears complete or not at all."""
+"""Writing files: atomic writes (a result appears complete or not at all) and the checks every
+output path passes before a command starts work (`check_output_path`, `check_outputs`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 _UMASK = os.umask(0)
@@ -19,8 +20,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
     The file is synced to disk, given the usual permissions (mkstemp creates 0600) and renamed
     over `path`. If the block raises, the temporary file is removed and `path` is untouched.
+    ValueError before anything is written when `path` exists and is not a regular file (the
+    rename would put a regular file in place of a device node, FIFO or socket).
     """
     path = Path(path)
+    _refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
@@ -70,6 +74,8 @@ def check_output_path(path: str | os.PathLike, suffixes: tuple[str, ...] = (), d
     if path.exists() and path.is_dir() != directory:
         kind, want = ("a directory", "a file name") if path.is_dir() else ("a file", "a directory")
         raise ValueError(f"{path} is {kind}; fix: give {want} here")
+    if not directory:
+        _refuse_special(path)
     ancestor = path.parent
     while not ancestor.exists():
         ancestor = ancestor.parent
@@ -83,3 +89,47 @@ def check_output_path(path: str | os.PathLike, suffixes: tuple[str, ...] = (), d
     os.close(fd)
     os.unlink(probe)
     return path
+
+
+def _refuse_special(path: Path) -> None:
+    """ValueError when `path` exists and is neither a regular file nor a directory (the caller
+    refuses directories in its own words)."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise ValueError(f"{path} exists and is not a regular file (a device, FIFO or socket); fix: give the path of "
+                         "a regular file to write")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether `a` and `b` name one file (links and relative paths resolved; hard links too)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return a.resolve() == b.resolve()
+
+
+def check_outputs(outputs: Iterable[tuple[str | os.PathLike, str]], inputs: Iterable[str | os.PathLike] = (),
+                  overwrite: bool = False) -> None:
+    """Before a command's work: ValueError naming the first of `outputs` ((path, what names it),
+    e.g. (anim.gif, "--render") or (anim_first.png, "the first still of --render")) that
+    - is one of the command's `inputs`, or another of its outputs (writing it destroys the other);
+    - exists and is not a regular file (a directory, device node, FIFO or socket);
+    - exists, unless `overwrite` (the command's --overwrite): a command replaces no file unless
+      told to.
+    """
+    outputs = [(Path(path), what) for path, what in outputs]
+    inputs = [Path(path) for path in inputs]
+    for k, (path, what) in enumerate(outputs):
+        for source in inputs:
+            if _same_file(path, source):
+                raise ValueError(f"{what}: {path} is also an input of this command ({source}); writing it would "
+                                 "destroy the input; fix: choose another output path")
+        for other, other_what in outputs[:k]:
+            if _same_file(path, other):
+                raise ValueError(f"{what}: {path} is also written as {other_what}; one would replace the other; fix: "
+                                 "give them different paths")
+        if path.is_dir():
+            raise ValueError(f"{what}: {path} is a directory; fix: give a file name here")
+        _refuse_special(path)
+        if path.exists() and not overwrite:
+            raise ValueError(f"{what}: {path} exists; fix: choose another name, remove the file, or add --overwrite "
+                             "to replace it")

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from ipcgrasp.data.registry import RegistryError, load_registry, object_info
@@ -43,3 +45,23 @@ def test_malformed_registry_names_file_and_field(tmp_path, body, field):
 def test_missing_registry_names_the_path(tmp_path):
     with pytest.raises(RegistryError, match="not found"):
         load_registry(tmp_path / "nope.yaml")
+
+
+def test_a_registry_key_given_twice_is_refused(tmp_path):
+    path = tmp_path / "objects.yaml"
+    path.write_text("objects:\n  cube: {mass_g: 3, split: training}\n  cube: {mass_g: 30, split: heldout}\n")
+    with pytest.raises(RegistryError, match=rf"^{path}: objects\.cube: the key is given twice in one mapping \(again at "
+                                            r"line 3\); fix: keep one of them"):
+        load_registry(path)
+
+
+def test_a_registry_alias_bomb_fails_fast(tmp_path):
+    path = tmp_path / "objects.yaml"
+    keys = "abcdefghij"
+    laughs = ["l0: &l0 {" + ", ".join(f"{k}: lol" for k in keys) + "}"]
+    laughs += [f"l{i}: &l{i} {{" + ", ".join(f"{k}: *l{i - 1}" for k in keys) + "}" for i in range(1, 9)]
+    path.write_text("\n".join(laughs) + "\nobjects:\n  cube: {mass_g: 3, split: training, source: *l8}\n")
+    started = time.perf_counter()
+    with pytest.raises(RegistryError, match=rf"^{path}: l3\.\w: the aliases .* fix: write the values out"):
+        load_registry(path)
+    assert time.perf_counter() - started < 0.1

@@ -3,6 +3,7 @@ original-study pad code, every shipped gripper's placement around a cube and one
 grasp each, and a user's own closed pad mesh."""
 
 import dataclasses
+import time
 
 import numpy as np
 import pytest
@@ -146,6 +147,49 @@ def test_a_bad_value_is_named_with_the_fix(tmp_path, franka, key, value, message
         return
     with pytest.raises(GripperDescriptionError, match=rf"{path}: {message}"):
         load_description(path)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["nan", "inf"])
+@pytest.mark.parametrize("key, meaning", [
+    (("backing", "gap"), "Gap between the pad's back face and the plate"),
+    (("backing", "width"), "Plate width"),
+    (("backing", "thickness"), "Plate thickness"),
+    (("bending_length",), "Length"),
+    (("stroke",), "Widest jaw opening"),
+    (("force_limit",), "Closing force limit"),
+    (("closing_speed", "min"), "Slowest closing speed"),
+    (("closing_speed", "max"), "Fastest closing speed"),
+    (("lift_speed",), "Speed"),
+])
+def test_nan_or_infinity_where_a_number_is_meant_is_refused(tmp_path, franka, key, meaning, value):
+    node = franka
+    for part in key[:-1]:
+        node = node[part]
+    node[key[-1]] = value
+    path = write(tmp_path, franka)  # YAML's .nan / .inf
+    dotted = r"\.".join(key)
+    with pytest.raises(GripperDescriptionError, match=rf"^{path}: {dotted}: {value} is not a finite number; fix: give a "
+                                                      rf"number: {meaning}"):
+        load_description(path)
+
+
+def test_a_key_given_twice_is_refused(tmp_path, franka):
+    path = write(tmp_path, franka)
+    path.write_text(path.read_text() + "stroke: 0.05\n")
+    with pytest.raises(GripperDescriptionError, match=rf"^{path}: stroke: the key is given twice in one mapping "
+                                                      r"\(again at line \d+\); fix: keep one of them"):
+        load_description(path)
+
+
+def test_an_alias_bomb_in_a_free_text_field_fails_fast(tmp_path, franka):
+    """Nested aliases in `description` (any value would do) would expand to 10**9 strings."""
+    path = write(tmp_path, franka)
+    laughs = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else "lol"] * 10) + "]\n" for i in range(9))
+    path.write_text(laughs + path.read_text().replace("description:", "description: *l8\nnotes:"))
+    started = time.perf_counter()
+    with pytest.raises(GripperDescriptionError, match=rf"^{path}: l3\[\d\]: the aliases \(\*name\) repeat more than"):
+        load_description(path)
+    assert time.perf_counter() - started < 0.1
 
 
 def test_a_missing_mesh_file_is_named(tmp_path, franka):

@@ -12,12 +12,18 @@ from ipcgrasp.baselines import MODELS
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import list_objects
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.documents import DocumentError, load_yaml
 from ipcgrasp.study.config import ConfigError, check_config, check_data_gripper
 from ipcgrasp.study.cube import value_label
 from ipcgrasp.study.runs import ALWAYS_SUCCESS
 from ipcgrasp.study.split import object_split
 from ipcgrasp.study.sweeps import SWEEP_MODELS, sweep_settings
 
+try:  # snakemake's own reader keeps a repeated key's last value and expands aliases without bound
+    for _configfile in workflow.configfiles:
+        load_yaml(_configfile)
+except DocumentError as exc:
+    raise WorkflowError(f"config file {exc}") from None
 validate(config, schema="../schemas/config.schema.yaml")
 try:
     check_config(config)  # NaN (which JSON schema lets through) and SimParams' own rules, by key path

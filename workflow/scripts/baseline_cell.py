@@ -5,6 +5,7 @@ import json
 import sys
 
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.documents import load_json
 from ipcgrasp.study.cube import merge_cells, write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
 from ipcgrasp.study.runs import best_params, load_study_object, predict_cell, predictor
@@ -13,8 +14,7 @@ from ipcgrasp.study.split import load_split
 sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 p, wc = sm.params, sm.wildcards
-with open(sm.input.best) as stream:
-    params = best_params(p.sim, json.load(stream))
+params = best_params(p.sim, load_json(sm.input.best))
 predict = predictor(wc.model, p.settings)
 print(params, f"{wc.model} settings: {dict(p.settings)}", sep="\n")
 registry, split = load_registry(sm.input.registry), load_split(sm.input.split)

@@ -4,6 +4,7 @@
 import json
 import sys
 
+from ipcgrasp.documents import load_json
 from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 from ipcgrasp.study.cube import read_cube, write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
@@ -24,8 +25,7 @@ sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 model, p = sm.wildcards.model, sm.params
 split = load_split(sm.input.split)
-with open(sm.input.best) as stream:
-    base = json.load(stream)
+base = load_json(sm.input.best)
 cube = merge_sweep([read_cube(path) for path in sm.input.cells], model,
                    attrs={**provenance_attrs(sm.config, p.seed), "stage": "baselines"})
 cube.attrs.pop("settings", None)  # per cell; the merged cube's settings are its coordinates

@@ -6,6 +6,7 @@ import json
 import sys
 
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.documents import load_json
 from ipcgrasp.study.cube import merge_cells, write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
 from ipcgrasp.study.runs import best_params, load_study_object, predict_cell, predictor
@@ -14,12 +15,10 @@ from ipcgrasp.study.split import grasp_part, load_split
 sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 p, model = sm.params, sm.wildcards.model
-with open(sm.input.best) as stream:
-    params = best_params(p.sim, json.load(stream))
+params = best_params(p.sim, load_json(sm.input.best))
 settings = {}
 if "setting" in sm.input.keys():
-    with open(sm.input.setting) as stream:
-        settings = json.load(stream)["settings"]
+    settings = load_json(sm.input.setting)["settings"]
 print(params, f"{model} settings: {settings}", sep="\n")
 predict = predictor(model, settings)
 registry, split = load_registry(sm.input.registry), load_split(sm.input.split)

@@ -1,10 +1,10 @@
 """The simulator on one part of one object's held-out grasps (split.grasp_part) with the best training
 setting (snakemake script)."""
 
-import json
 import sys
 
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.documents import load_json
 from ipcgrasp.study.cube import write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
 from ipcgrasp.study.runs import best_params, load_study_object, simulate_cell
@@ -13,8 +13,7 @@ from ipcgrasp.study.split import grasp_part, load_split
 sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 p, name = sm.params, sm.wildcards.object
-with open(sm.input.best) as stream:
-    best = json.load(stream)
+best = load_json(sm.input.best)
 params = best_params({**p.sim, "critical_mass": p.critical_mass}, best)
 print(params)
 obj, physical = load_study_object(p.data_dir, name, load_registry(sm.input.registry))

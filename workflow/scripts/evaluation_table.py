@@ -1,8 +1,8 @@
 """The held-out evaluation table (CSV + Markdown) (snakemake script)."""
 
-import json
 import sys
 
+from ipcgrasp.documents import load_json
 from ipcgrasp.io import write_bytes_atomic
 from ipcgrasp.study.cube import read_cube
 from ipcgrasp.study.split import load_split
@@ -11,14 +11,12 @@ from ipcgrasp.study.tables import evaluation_caption, evaluation_table, markdown
 sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 p = sm.params
-with open(sm.input.best) as stream:
-    best = json.load(stream)
+best = load_json(sm.input.best)
 table = evaluation_table({m: read_cube(path) for m, path in zip(p.models, sm.input.cubes)}, p.n_boot, p.seed)
 write_bytes_atomic(sm.output.csv, table.to_csv().encode())
 baselines = {}
 for model, path in zip(p.swept, sm.input.settings):
-    with open(path) as stream:
-        baselines[model] = json.load(stream)
+    baselines[model] = load_json(path)
 caption = evaluation_caption(best, p.trials, p.n_boot, load_split(sm.input.split)["description"], baselines)
 write_bytes_atomic(sm.output.md, markdown_table(with_intervals(table), caption).encode())
 print(caption, table.to_string(), sep="\n")

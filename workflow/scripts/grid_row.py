@@ -5,10 +5,10 @@ With compliant
 fingers (rule finger_row, params.finger_stiffness in N/m) one job of the finger sweep (snakemake
 script)."""
 
-import json
 import sys
 
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.documents import load_json
 from ipcgrasp.study.cube import write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
 from ipcgrasp.study.runs import load_study_object, psi_th_at, simulate_cells, study_params
@@ -19,8 +19,7 @@ sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 wc, p = sm.wildcards, sm.params
 rule_settings = {"force": {"close_rule": "force"}}
 if "psi" in p.rules:
-    with open(sm.input.psi_th) as stream:
-        rule_settings["psi"] = {"close_rule": "psi", "psi_th": psi_th_at(json.load(stream), p.E_ref)}
+    rule_settings["psi"] = {"close_rule": "psi", "psi_th": psi_th_at(load_json(sm.input.psi_th), p.E_ref)}
 settings = {"E": p.E, "jaw": wc.jaw}
 finger_stiffness = getattr(p, "finger_stiffness", None)  # only the finger sweep's rows have it
 if finger_stiffness is not None:

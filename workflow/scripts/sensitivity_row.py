@@ -3,10 +3,10 @@ factor x the calibrated Psi_th at E_ref, one cell file per factor (snakemake's o
 order of params.factors); the factors of each trial share its simulation until both pads touch
 the object (snakemake script)."""
 
-import json
 import sys
 
 from ipcgrasp.data.registry import load_registry
+from ipcgrasp.documents import load_json
 from ipcgrasp.study.cube import write_netcdf_atomic
 from ipcgrasp.study.provenance import provenance_attrs
 from ipcgrasp.study.runs import load_study_object, psi_th_at, simulate_cells, study_params
@@ -15,8 +15,7 @@ from ipcgrasp.study.split import load_split
 sm = snakemake  # noqa: F821
 sys.stdout = sys.stderr = open(sm.log[0], "w", buffering=1)
 p, name = sm.params, sm.wildcards.object
-with open(sm.input.psi_th) as stream:
-    psi_th = psi_th_at(json.load(stream), p.E_ref)
+psi_th = psi_th_at(load_json(sm.input.psi_th), p.E_ref)
 rules = [study_params(p.sim, E=p.E_ref, mu=p.mu, jaw=p.jaw, close_rule="psi", psi_th=factor * psi_th)
          for factor in p.factors]
 for params in rules:

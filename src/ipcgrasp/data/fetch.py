@@ -14,6 +14,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from ipcgrasp.documents import load_json
+
 ARCHIVE_URL = ("https://github.com/BerkeleyAutomation/ipc-graspsim/raw/"
                "90c8b9b198fce13646454da8c3c199d4abc02e4d/data.zip")
 ARCHIVE_SHA256 = "48ef1beac16ae7ba5173dbfcbab5d095893ba81148ce195cf633dcb625fd09aa"
@@ -56,7 +58,7 @@ def previous_fetch_files(dest: Path) -> set[str] | None:
     if not marker.is_file():
         return None
     try:
-        return set(json.loads(marker.read_text())["files"])
+        return set(load_json(marker)["files"])
     except (ValueError, KeyError, TypeError):
         return None
 

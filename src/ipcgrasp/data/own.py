@@ -41,6 +41,7 @@ import yaml
 from ipcgrasp import __version__
 from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
 from ipcgrasp.data.registry import SPLITS
+from ipcgrasp.documents import DocumentError, load_json, parse_json
 from ipcgrasp.geometry.mesh import MeshError, load_object_mesh
 from ipcgrasp.grasp.object import DENSITY_RANGE, GraspObject
 from ipcgrasp.grasp.pose import PoseError, PoseRoundingWarning, rigid_pose
@@ -93,7 +94,8 @@ def recorded_gripper(data_dir: Path) -> str | None:
     manifest = Path(data_dir) / MANIFEST
     if not manifest.is_file():
         return None
-    return json.loads(manifest.read_text()).get("gripper")
+    recorded = load_json(manifest)
+    return recorded.get("gripper") if isinstance(recorded, dict) else None
 
 
 class OwnDataError(ValueError):
@@ -161,10 +163,9 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
                            "(docs/own_data.md)")
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise OwnDataError(f"{path}: not valid JSON ({exc}); fix: write the trials file as JSON "
-                           "(docs/own_data.md)") from None
+        doc = parse_json(raw, str(path))
+    except DocumentError as exc:
+        raise OwnDataError(f"{exc} (the trials file format: docs/own_data.md)") from None
     problems = _Problems(path)
     if not isinstance(doc, dict):
         raise OwnDataError(f"{path}: top level: expected a JSON object with 'format', 'version', 'objects' and "
@@ -394,8 +395,8 @@ def _previous_import(dest: Path) -> list[str]:
         raise OwnDataError(f"{dest}: not empty and not made by `ipcgrasp data import` (no {MANIFEST}); fix: import "
                            "into a new or empty directory (the import never overwrites files it did not create)")
     try:
-        files = json.loads(manifest.read_text())["files"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        files = load_json(manifest)["files"]
+    except (DocumentError, KeyError, TypeError) as exc:
         raise OwnDataError(f"{manifest}: unreadable import manifest ({exc!r}); fix: import into a new directory") from None
     if not isinstance(files, list):
         raise OwnDataError(f"{manifest}: 'files' is not a list; fix: import into a new directory")

@@ -7,7 +7,6 @@ no documented meaning and `qs_*` merely repeat `result`, so neither is used (DAT
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Mapping
@@ -18,6 +17,7 @@ from typing import NoReturn
 import numpy as np
 
 from ipcgrasp.data.registry import ObjectInfo, load_registry, object_info
+from ipcgrasp.documents import DocumentError, load_json
 from ipcgrasp.grasp.pose import PoseError, PoseRoundingWarning, rigid_pose
 
 MESH_DIR = "object_meshes"
@@ -165,9 +165,9 @@ def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> Physi
     """
     path = physical_grasps_path(data_dir, object_name)
     try:
-        records = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise DataFormatError(f"{path}: not valid JSON ({err}). Re-fetch the data (`ipcgrasp data fetch`).") from None
+        records = load_json(path)
+    except DocumentError as err:
+        raise DataFormatError(f"{err}, or re-fetch the data (`ipcgrasp data fetch`)") from None
     if not isinstance(records, list) or not records:
         got = type(records).__name__ + (" (empty)" if records == [] else "")
         raise DataFormatError(f"{path}: expected a non-empty JSON list of grasp-trial records (docs/data.md, "

@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from ipcgrasp.documents import DocumentError, load_yaml
 from ipcgrasp.paths import DEFAULT_REGISTRY
 
 SPLITS = ("training", "heldout")
@@ -34,10 +33,9 @@ def load_registry(path: str | Path | None = None) -> dict[str, ObjectInfo]:
         raise RegistryError(f"{path}: object registry not found; pass the path of an objects.yaml "
                             "(see config/objects.yaml in the ipcgrasp repository for the format)")
     try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise RegistryError(f"{path}: not valid YAML ({' '.join(str(exc).split())}); fix: correct the syntax at "
-                            "that line, as in config/objects.yaml") from None
+        doc = load_yaml(path)
+    except DocumentError as exc:
+        raise RegistryError(f"{exc} (the format: config/objects.yaml)") from None
     entries = doc.get("objects") if isinstance(doc, dict) else None
     if not isinstance(entries, dict) or not entries:
         raise RegistryError(f"{path}: expected a top-level mapping 'objects: {{name: {{mass_g, split, source}}}}'")

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ipcgrasp import __version__
 from ipcgrasp.dataset.antipodal import GraspCandidate, SamplerSettings, Sampling, sample_antipodal_grasps
+from ipcgrasp.documents import DocumentError, load_json, parse_json
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
@@ -42,11 +43,13 @@ from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 
 __all__ = [
     "DATASET_FILE",
+    "GENERATE_CONFIG",
     "INDEX_FILE",
     "SCHEMA_VERSION",
     "Generation",
     "RecordError",
     "generate_dataset",
+    "check_dataset_directory",
     "grasp_record",
     "index_table",
     "load_schema",
@@ -61,6 +64,8 @@ __all__ = [
 SCHEMA_VERSION = 1
 DATASET_FILE = "dataset.json"
 INDEX_FILE = "index.csv"
+GENERATE_CONFIG = "generate.yaml"
+"""The settings `ipcgrasp generate --shard-size` writes into the directory for its Snakemake jobs."""
 RIGID_TOLERANCE = 1e-6
 
 
@@ -72,7 +77,8 @@ class RecordError(ValueError):
 @functools.cache
 def load_schema() -> dict:
     """The JSON schema of a grasp record (shipped with the package)."""
-    return json.loads(files("ipcgrasp").joinpath("schemas", "grasp_record.schema.json").read_text())
+    return parse_json(files("ipcgrasp").joinpath("schemas", "grasp_record.schema.json").read_text(),
+                      "grasp_record.schema.json")
 
 
 @functools.cache
@@ -173,9 +179,9 @@ def read_records(directory: str | os.PathLike) -> dict[int, dict]:
     records = {}
     for path in sorted(Path(directory).glob("grasp_*.json")):
         try:
-            record = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"{path}: not valid JSON ({exc}); delete the file to have it recomputed.") from None
+            record = load_json(path)
+        except DocumentError as exc:
+            raise RecordError(f"{exc}, or delete the file to have it recomputed") from None
         validate_record(record, str(path))
         if path.stem != record_stem(record["index"]):
             raise RecordError(f"{path}: field 'index' is {record['index']}, which belongs in "
@@ -233,15 +239,28 @@ def _dataset_settings(obj: GraspObject, params: SimParams, sampler: SamplerSetti
         "seed": int(seed), "trials": int(n_trials), "params": params.to_dict(), "sampler": sampler.to_dict()}))
 
 
+def check_dataset_directory(directory: str | os.PathLike) -> None:
+    """RecordError unless `directory` is absent, empty, or one generate made (it holds
+    DATASET_FILE or GENERATE_CONFIG): generate writes into no folder of other files."""
+    directory = Path(directory)
+    if not directory.is_dir() or not any(directory.iterdir()):
+        return
+    if not ((directory / DATASET_FILE).is_file() or (directory / GENERATE_CONFIG).is_file()):
+        raise RecordError(f"{directory}: not empty and not made by `ipcgrasp generate` (no {DATASET_FILE}); fix: "
+                          "give a new or empty output directory (generate replaces no file it did not write)")
+
+
 def _check_directory(directory: Path, settings: dict) -> None:
-    """Check that the directory's dataset.json, if there is one, matches `settings`."""
+    """Check that `directory` is one generate may write (`check_dataset_directory`) and that its
+    dataset.json, if there is one, matches `settings`."""
+    check_dataset_directory(directory)
     path = directory / DATASET_FILE
     if not path.exists():
         return
     try:
-        existing = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: not valid JSON ({exc}); write into a new output directory.") from None
+        existing = load_json(path)
+    except DocumentError as exc:
+        raise RecordError(f"{exc}, or write into a new output directory") from None
     for key, value in settings.items():
         if existing.get(key) != value:
             raise RecordError(f"{path}: the records in {directory} were made with different '{key}' "

@@ -14,13 +14,13 @@ grasps (`grasp_<i>.json`, `.png`) into the dataset directory and a summary
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from ipcgrasp.dataset.records import RecordError, generate_dataset, read_records, record_stem, write_index
+from ipcgrasp.documents import load_json
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.params import SimParams
@@ -87,7 +87,7 @@ def merge_shards(out: str | os.PathLike, summaries: list[str | os.PathLike]) -> 
     candidate has its record in `out`, then write index.csv from all records there. Returns
     {"candidates", "records", "written", "skipped"}; RecordError naming the shard otherwise."""
     out = Path(out)
-    loaded = [(Path(p), json.loads(Path(p).read_text())) for p in summaries]
+    loaded = [(Path(p), load_json(p)) for p in summaries]
     if not loaded:
         raise RecordError(f"{out}: no shard summaries to merge; run the shards first (workflow/generate.smk)")
     candidates = {s["candidates"] for _, s in loaded}

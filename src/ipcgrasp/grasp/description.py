@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -20,7 +21,8 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import trimesh
-import yaml
+
+from ipcgrasp.documents import DocumentError, finite_validator, load_yaml, parse_json
 
 SHIPPED_PACKAGE = "ipcgrasp.grippers"
 """Package holding the shipped descriptions, one `<name>.yaml` each."""
@@ -68,7 +70,8 @@ class GripperDescription:
 @functools.cache
 def gripper_schema() -> dict:
     """The JSON schema of a description (draft 2020-12)."""
-    return json.loads(resources.files("ipcgrasp.schemas").joinpath("gripper.schema.json").read_text())
+    return parse_json(resources.files("ipcgrasp.schemas").joinpath("gripper.schema.json").read_text(),
+                      "gripper.schema.json")
 
 
 def shipped_grippers() -> dict[str, GripperDescription]:
@@ -104,15 +107,17 @@ def load_description(name_or_path: str | os.PathLike | None = None) -> GripperDe
 
 def _load_file(path: Path) -> GripperDescription:
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        data = load_yaml(path)
+    except DocumentError as exc:
+        raise GripperDescriptionError(f"{exc} (gripper descriptions: docs/grippers.md)") from None
+    except OSError as exc:
         raise GripperDescriptionError(f"{path}: cannot read the gripper description: {exc}; fix: give a readable "
                                       "YAML file (docs/grippers.md)") from None
     if not isinstance(data, dict):
         raise GripperDescriptionError(f"{path}: a gripper description is a YAML mapping (key: value), got "
                                       f"{type(data).__name__}; fix: see docs/grippers.md")
     schema = gripper_schema()
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    error = jsonschema.exceptions.best_match(finite_validator(schema).iter_errors(data))
     if error is not None:
         raise GripperDescriptionError(_schema_message(path, error, schema))
     data = _with_defaults(data, schema)
@@ -140,6 +145,8 @@ def _schema_message(path: Path, error: jsonschema.ValidationError, schema: dict)
         return f"{path}: {key}: {error.message}; fix: remove or rename the key (docs/grippers.md lists them)"
     node = _schema_node(schema, list(error.absolute_path))
     hint = node.get("description", "see docs/grippers.md")
+    if error.validator == "type" and isinstance(error.instance, float) and not math.isfinite(error.instance):
+        return f"{path}: {key}: {error.instance} is not a finite number; fix: give a number: {hint}"
     return f"{path}: {key}: {error.message}; fix: {hint}"
 
 

@@ -20,8 +20,8 @@ from typing import Callable
 
 import numpy as np
 import trimesh
-import yaml
 
+from ipcgrasp.documents import DocumentError, load_yaml
 from ipcgrasp.geometry import PadMesh, backing_plate
 from ipcgrasp.geometry.pads import PadShape
 from ipcgrasp.geometry.tetra import DEFAULT_PAD_RESOLUTION, shape_pad, surface_pad
@@ -204,8 +204,10 @@ class Gripper:
         """The tooltip transforms (2, 4, 4; gripper frame, widest opening) of a REACH
         ParallelJawGripper file (`yumi_meshes/yumi_metal_spline.yaml`: params.tooltip_poses[i].
         params.rotation (3x3) and .translation (m), tooltip frame to gripper frame)."""
-        with open(path) as stream:
-            config = yaml.safe_load(stream)
+        try:
+            config = load_yaml(path)
+        except DocumentError as exc:
+            raise GripperFormatError(str(exc)) from None
         try:
             poses = config["params"]["tooltip_poses"]
             transforms = np.tile(np.eye(4), (len(poses), 1, 1))

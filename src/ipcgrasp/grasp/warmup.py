@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 import trimesh
 
+from ipcgrasp.documents import load_json
 from ipcgrasp.engine._numba import compile_listed
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
@@ -101,7 +102,7 @@ def _start_helpers(count: int, log: Callable[[str], None]) -> tuple[list, object
     if count == 0:
         return [], None
     try:
-        kernels = json.loads(KERNELS.read_text(encoding="utf-8"))
+        kernels = load_json(KERNELS)
     except (OSError, ValueError) as exc:
         log(f"cannot read the kernel list {KERNELS} ({exc}); compiling in one process")
         return [], None

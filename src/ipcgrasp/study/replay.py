@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from ipcgrasp.documents import parse_json
 from ipcgrasp.grasp.params import SimParams
 
 SETTING_FIELDS = ("E", "mu", "jaw", "close_rule", "psi_th", "finger_stiffness")
@@ -83,7 +84,7 @@ def stored_trial(cube: xr.Dataset, object_name: str, grasp: int, trial: int,
             raise ValueError(f"the cube has no {coord} coordinate")
     point = cube.sel({k: v for k, v in where.items() if k in cube.dims})
     if "sim_params" in cube.attrs:
-        fixed = json.loads(cube.attrs["sim_params"])
+        fixed = parse_json(cube.attrs["sim_params"], "the cube's sim_params attribute")
     elif fixed is None:
         raise ValueError("the cube has no sim_params attribute (written before ipcgrasp stored the fixed "
                          "simulation parameters): pass the study's config")

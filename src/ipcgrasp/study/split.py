@@ -10,11 +10,12 @@ table caption (`describe_split`).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from ipcgrasp.documents import load_json
 
 SPLIT_KINDS = ("object", "grasp")
 
@@ -160,9 +161,8 @@ def describe_split(split: Mapping, physical: Mapping[str, np.ndarray] | None = N
 
 def load_split(path: str | os.PathLike) -> dict:
     """Read results/split.json, checking its shape."""
-    with open(path) as stream:
-        split = json.load(stream)
-    if split.get("kind") not in SPLIT_KINDS or not isinstance(split.get("training"), dict) \
-            or not isinstance(split.get("heldout"), dict):
+    split = load_json(path)
+    if not isinstance(split, dict) or split.get("kind") not in SPLIT_KINDS \
+            or not isinstance(split.get("training"), dict) or not isinstance(split.get("heldout"), dict):
         raise SplitError(f"{path}: not a study split (expected kind, training and heldout); rerun the split rule")
     return split

@@ -5,7 +5,6 @@ the procedure's phases shaded and the instant the close rule fired marked."""
 from __future__ import annotations
 
 import io
-import json
 import os
 
 import numpy as np
@@ -14,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ipcgrasp.documents import parse_json
 from ipcgrasp.io import write_bytes_atomic
 from ipcgrasp.viz.figures.caption import OUTSIDE_STUDY, add_caption, caption_line
 
@@ -46,7 +46,7 @@ def caption_text(ds: xr.Dataset) -> str:
     """The caption line (object and grasp, split, N = 1 trial), then seed, parameters and outcome
     of the trial and the ipcgrasp version, from the file's attributes."""
     a = ds.attrs
-    params = json.loads(a["params"]) if "params" in a else {}
+    params = parse_json(a["params"], "the trajectory's params attribute") if "params" in a else {}
     outcome = "success" if a.get("success") else f"failed: {a.get('failure_mode')} ({a.get('reason')})"
     setting = []
     if "E" in params:
