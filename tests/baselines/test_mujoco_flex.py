@@ -119,14 +119,14 @@ def test_settings_are_checked():
 
 
 def test_sweep_runs_every_setting_on_every_trial():
-    # a 10 cm box the 50 mm jaws cannot clear: each trial ends before MuJoCo runs ("no_close")
+    # a 10 cm box the 50 mm jaws cannot clear: each trial ends before MuJoCo runs ("no_clearance")
     box = box_object((0.1, 0.1, 0.03), mass=0.05)
     trials = [(np.eye(4), top_down_grasp((0.0, 0.0, 0.0)), seed) for seed in (3, 4)]
     rows = sweep(box, trials, SimParams(), stiffness=(1e7, 1e8), margin=(0.0, 1e-3), damping_ratio=0.5)
     assert [(r["stiffness"], r["margin"], r["trial"]) for r in rows] == [
         (k, b, t) for k in (1e7, 1e8) for b in (0.0, 1e-3) for t in (0, 1)]
     assert all(r["damping"] == pytest.approx(np.sqrt(r["stiffness"])) for r in rows)
-    assert all(not r["success"] and r["failure_mode"] == "no_close" for r in rows)
+    assert all(not r["success"] and r["failure_mode"] == "no_clearance" for r in rows)
     fixed = sweep(box, trials[:1], SimParams(), stiffness=(1e7,), margin=(0.0,), damping=123.0)
     assert fixed[0]["damping"] == 123.0
 

@@ -199,7 +199,7 @@ def test_a_trial_that_raises_is_recorded_with_its_reason_and_the_run_goes_on(box
     generation = _generate(box, tmp_path, monkeypatch, FakeSimulator(fail_at=3, error=RuntimeError("boom")))
     assert sorted(generation.written) == [0, 1, 2]
     failed = read_records(tmp_path)[1]["trials"][0]
-    assert failed["success"] is False and failed["failure_mode"] == "solver"
+    assert failed["success"] is False and failed["failure_mode"] == "error"
     assert failed["reason"] == "RuntimeError: boom" and failed["seed"] == trial_seed(4, 1, 0)
 
 

@@ -27,14 +27,21 @@ def labelled(result, mode):
 
 
 def test_every_label_has_a_scene_here():
-    scenes = {name.split("_")[1] for name in globals() if name.startswith("test_")}
-    assert {mode.split("_")[0] for mode in FAILURE_MODES} <= scenes
+    scenes = {name for name in globals() if name.startswith("test_")}
+    assert all(any(scene.startswith(f"test_{mode}_") for scene in scenes) for mode in FAILURE_MODES), scenes
 
 
 def test_miss_pads_close_beside_the_block():
     r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(0.03), SimParams(**FAST), seed=0)
     labelled(r, "miss")
-    assert "pads met" in r.reason and math.isnan(r.close_time)
+    assert "neither touched" in r.reason and math.isnan(r.close_time)
+
+
+def test_no_clearance_a_box_wider_than_the_jaws_open():
+    wide = GraspObject.from_mesh(trimesh.creation.box(extents=(0.1, 0.1, 0.03)), mass=0.05, name="wide")
+    r = simulate_grasp(wide, np.eye(4), top_down_grasp(), SimParams(**FAST), seed=0)
+    labelled(r, "no_clearance")
+    assert "cannot open wide enough" in r.reason and r.steps == 0
 
 
 def test_pushed_out_a_turned_block_hit_on_its_edge_turns_away():
@@ -49,12 +56,32 @@ def test_pushed_out_a_turned_block_hit_on_its_edge_turns_away():
     assert r.object_rotation > 0.2 and "turned" in r.reason
 
 
-def test_no_close_a_psi_th_the_pads_cannot_store_stalls_the_gripper_at_its_force_limit():
+def test_stall_a_psi_th_the_pads_cannot_store_stalls_the_gripper_at_its_force_limit():
     params = SimParams(close_rule="psi", psi_th=1.0, **FAST)
     r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0)
-    labelled(r, "no_close")
+    labelled(r, "stall")
     assert "max_grip_force" in r.reason and math.isnan(r.close_time)
     assert r.steps < 200  # stalled by force, not crawled into a budget
+
+
+def test_unequal_effort_psi_energies_reached_but_the_forces_never_balance():
+    """psi_tol 0: the balance B asks for exactly equal pad forces, which a squeezed block never
+    gives to the bit, so the jaws close past Psi_th until the force limit stalls them."""
+    params = SimParams(close_rule="psi", psi_tol=0.0, max_grip_force=40.0, **FAST)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0)
+    labelled(r, "unequal_effort")
+    assert "never balanced" in r.reason and "max_grip_force" in r.reason
+
+
+def test_error_a_trial_that_raises_is_recorded_not_raised():
+    from ipcgrasp.grasp.simulate import run_trial
+
+    def broken_backend(*args):
+        raise RuntimeError("a bug in a backend")
+
+    r = run_trial(block(0.01), np.eye(4), top_down_grasp(), SimParams(**FAST), seed=0, backend=broken_backend)
+    labelled(r, "error")
+    assert "a bug in a backend" in r.reason
 
 
 def test_jaws_meet_the_cube_squeezed_out_between_the_pads():
@@ -66,7 +93,7 @@ def test_jaws_meet_the_cube_squeezed_out_between_the_pads():
     params = SimParams(noise_translation=0.0, noise_rotation=0.0)
     r = simulate_grasp(cube, physical.object_poses[2], physical.grasp_poses[2], params, seed=0)
     labelled(r, "jaws_meet")
-    assert "pads met" in r.reason
+    assert "then they met" in r.reason
 
 
 def test_slip_a_heavy_block_without_friction_is_not_lifted():
@@ -151,6 +178,46 @@ class ScriptedBackend(Backend):
 
     object_mass = 0.01
     static_speed = 1e-3
+
+
+class ScriptedSqueeze(ScriptedBackend):
+    """A squeeze whose pad forces (N) are `forces(closed)` (closed: m each jaw travelled) and whose
+    pads touch each other once the jaws are `pads_meet` m closed (None: never)."""
+
+    def __init__(self, forces, pads_meet=None):
+        super().__init__(fail_at=0, dropped=False)
+        self.forces, self.pads_meet = forces, pads_meet
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        self.time += self.dt
+        self.closed, self.lifted = closed, lifted
+        touch = self.pads_meet is not None and closed >= self.pads_meet
+        return StepReport(self.time, tuple(float(f) for f in self.forces(closed)), pads_touch=touch)
+
+
+def test_graze_one_pad_brushes_the_object_then_the_pads_meet():
+    """Pad 0 has a contact force on the object for a millimetre of its travel, pad 1 never: the
+    pads then meet. Not a push-out (the object did not move), not a miss (one pad touched)."""
+    def forces(closed):
+        return (1.0 if 0.004 <= closed <= 0.005 else 0.0, 0.0)
+
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST), seed=0,
+                       backend=lambda *args: ScriptedSqueeze(forces, pads_meet=0.008))
+    labelled(r, "graze")
+    assert "only pad 0" in r.reason
+
+
+def test_end_of_travel_both_pads_on_the_object_never_reach_the_close_force():
+    """Both pads press the object with 5 N from 2 mm of travel on, up to the end of the jaws'
+    travel, where their front faces would meet, and the pads never touch: the force rule at 20 N
+    never fires and the gripper never reaches its force limit."""
+    def forces(closed):
+        return (5.0, 5.0) if closed >= 0.002 else (0.0, 0.0)
+
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST), seed=0,
+                       backend=lambda *args: ScriptedSqueeze(forces))
+    labelled(r, "end_of_travel")
+    assert "end of their travel" in r.reason and math.isnan(r.close_time)
 
 
 @pytest.mark.parametrize("dropped, mode", [(True, "slip"), (False, "solver")])

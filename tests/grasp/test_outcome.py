@@ -22,7 +22,8 @@ def judge(**changes):
 
 
 def test_failure_modes_are_the_design_ones_each_with_its_meaning():
-    assert set(FAILURE_MODES) == {"miss", "pushed_out", "no_close", "jaws_meet", "slip", "solver"}
+    assert set(FAILURE_MODES) == {"miss", "graze", "pushed_out", "no_clearance", "stall", "end_of_travel",
+                                  "unequal_effort", "jaws_meet", "slip", "solver", "error"}
     assert all(len(FAILURE_MEANINGS[mode]) > 20 for mode in FAILURE_MODES)
 
 

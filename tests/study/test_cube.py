@@ -144,7 +144,8 @@ def test_a_failed_write_keeps_the_old_file(tmp_path):
 
 
 def test_failure_mode_names_and_value_labels():
-    assert failure_mode_names([0, 6, np.nan]).tolist() == ["none", "solver", ""]
+    solver = FAILURE_FLAG_MEANINGS.index("solver")
+    assert failure_mode_names([0, solver, np.nan]).tolist() == ["none", "solver", ""]
     for value, label in [(1e7, "1e7"), (1e11, "1e11"), (2.5e10, "2.5e10"), (0.4, "0.4"), (20.0, "20"),
                          (0.3, "0.3")]:
         assert value_label(value) == label and float(label) == value
@@ -160,8 +161,8 @@ def test_prediction_cell_keeps_the_models_info_numbers_with_units(tmp_path):
                            {"model": "mujoco_flex", "object": "cube_3cm"}, info=info,
                            variables=("failure_mode", "force_2", "max_penetration", "max_force_gap"))
     assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[0, 1]] == "slip"
-    # success (None or ""), and a prediction that raised counts as a solver failure
-    assert failure_mode_names(cell.failure_mode.values).tolist() == [["none", "slip"], ["solver", "none"]]
+    # success (None or ""), and a prediction that raised counts as an error
+    assert failure_mode_names(cell.failure_mode.values).tolist() == [["none", "slip"], ["error", "none"]]
     assert cell.failure_mode.attrs["flag_meanings"].split() == list(FAILURE_FLAG_MEANINGS)
     np.testing.assert_array_equal(cell.force_2.values, [[21.0, 22.0], [np.nan, 17.0]])
     assert cell.force_2.attrs["units"] == "N" and cell.max_penetration.attrs["units"] == "m"

@@ -62,7 +62,7 @@ class FakePhysical:
     results = np.array([[1, 1], [0, 1], [0, 0], [1, 1]], dtype=bool)
 
 
-def test_a_trial_that_raises_is_recorded_as_solver_failure(monkeypatch):
+def test_a_trial_that_raises_is_recorded_as_an_error(monkeypatch):
     calls = []
 
     def fake_simulate(obj, object_pose, grasp_pose, rules, seed, gripper):
@@ -78,7 +78,7 @@ def test_a_trial_that_raises_is_recorded_as_solver_failure(monkeypatch):
                               {"object": "x", "rule": "force"}, log=lines.append)
     assert calls == runs.trial_seeds(0, [1, 3], 2).ravel().tolist()
     assert cell.success.values.tolist() == [[True, False], [True, True]]
-    assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[0, 1]] == "solver"
+    assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[0, 1]] == "error"
     assert cell.reason.values[0, 1] == "LinAlgError: singular matrix"
     assert any("Traceback" in line for line in lines) and len(lines) == 5
     assert cell.physical_success.values.tolist() == [[0, 1], [1, 1]]

@@ -146,7 +146,7 @@ def test_outcomes_of_every_kind_of_model():
     assert trial_outcomes(image).values.tolist() == [["miss", "collision", "predicted_failure"]]
     counts = outcome_counts({"ipcgrasp": sim, "reach": analytic, "image_quality": image})
     # the simulator's modes in their order, then the others alphabetically
-    assert counts.columns.tolist() == ["success", "miss", "slip", "collision", "error", "predicted_failure",
+    assert counts.columns.tolist() == ["success", "miss", "slip", "error", "collision", "predicted_failure",
                                        "unbalanced"]
     assert counts.loc["ipcgrasp", "success"] == 1 and counts.loc["ipcgrasp", "slip"] == 1
     assert counts.loc["reach"].to_dict() == {"success": 1, "slip": 0, "collision": 0, "error": 1, "miss": 0,

@@ -7,7 +7,7 @@ seed, trials, simulator and sampler settings), `grasp_<i>.json` and `grasp_<i>.p
 and `index.csv`. Every file is written atomically and a record only once all its trials are
 done, so an interrupted run loses at most the grasps in flight; running again with the same
 settings samples the same candidates and simulates only the grasps without a record. A trial
-that raises is recorded as failed (failure mode "solver") with the error as its reason.
+that raises is recorded as failed (failure mode "error") with the error as its reason.
 """
 
 from __future__ import annotations

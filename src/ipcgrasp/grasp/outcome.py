@@ -8,11 +8,16 @@ import numpy as np
 
 FAILURE_MEANINGS = {
     "miss": "no pad ever touched the object",
+    "graze": "only one pad ever touched the object, then the jaws closed past it",
     "pushed_out": "the object was pushed or turned out of the grasp before the close rule fired",
-    "no_close": "both pads reached the object but the close rule never fired before the jaws' travel ended",
+    "no_clearance": "the jaws cannot open wide enough to start clear of the object",
+    "stall": "the jaws stalled at the gripper's force limit without the close rule firing",
+    "end_of_travel": "both pads reached the object but the jaws ran out of travel without the close rule firing",
+    "unequal_effort": "the psi rule's pad energies were reached but its force balance never held",
     "jaws_meet": "both pads touched the object, then the pads met without the close rule firing",
     "slip": "the close rule fired, then the object was lost during the lift or hold (drops included)",
-    "solver": "a numerical failure while the object was still held (or before it was grasped)",
+    "solver": "a step the solver could not take while the object was still held (or before it was grasped)",
+    "error": "the trial raised an error other than a failed step (the reason names it)",
 }
 """One meaning per failure label (docs/grasp_procedure.md; `grasp.procedure` applies them)."""
 FAILURE_MODES = tuple(FAILURE_MEANINGS)

@@ -150,7 +150,7 @@ class SimParams:
     what `study.calibration` measures for the rounded pad at E = 1e8 Pa and 20 N (the study's
     calibration stage recomputes it). max_grip_force (N; None: the gripper's force_limit, 100 N
     for the YuMi): the gripper stalls when a pad pushes the object this hard; a squeeze that
-    reaches it without the rule firing ends "no_close" (a stiff pad under a fixed psi_th may need
+    reaches it without the rule firing ends "stall" (a stiff pad under a fixed psi_th may need
     more than the gripper can give).
     Grip after the close (docs/grasp_procedure.md, "Grip"): "force" (the default, as the YuMi,
     Franka Hand and Robotiq 2F-85 hold a set force): through lift, hold, shake and mass ramp the

@@ -7,17 +7,23 @@ optionally a shake test and a critical-mass ramp. Failure labels (`outcome.FAILU
 
 - miss: no pad ever touched the object (the pads met beside it, or the jaws start below the
   ground);
+- graze: only one pad ever touched the object, then the pads met or the jaws ran out of travel;
 - pushed_out: the object left the grasp before the rule fired: moved more than
-  pushed_out_translation across the closing direction or turned more than pushed_out_rotation,
-  or only one pad ever touched it when the pads met;
-- no_close: the close rule never fired although both pads reached the object, and the jaws are at
-  the end of their travel (or cannot open wide enough to start);
+  pushed_out_translation across the closing direction or turned more than pushed_out_rotation;
+- no_clearance: the jaws cannot open wide enough to start clear of the object;
+- stall: a pad pushes the object with the gripper's force limit and the rule has not fired;
+- end_of_travel: both pads reached the object, the jaws are at the end of their travel and the
+  rule has not fired;
+- unequal_effort: the psi rule's energies (A) were reached, its force balance (B) never, by the
+  stall or the end of travel;
 - jaws_meet: both pads touched the object, then the pads touched each other without the rule
   firing;
 - slip: the rule fired, then the object was lost during the lift or hold: it did not reach the
   lift height, rests on the ground, or a pad lost it (a drop that makes the solver fail is
   still a slip, judged from the object's state);
-- solver: a numerical failure while the object was still held (or before it was grasped).
+- solver: a step the backend could not take while the object was still held (or before it was
+  grasped), or the trial past its Newton budget;
+- error (`grasp.simulate.run_trial`): any other exception.
 
 During the hold each pad's contact signals are recorded and reduced to Rocchi et al.'s S_cf,
 S_cp, S_cn (grasp.stability). After the trial is judged, and only when it succeeded:
@@ -324,7 +330,7 @@ class GraspProcedure:
         clearance = gripper.clearance_opening(self.grasp_pose, world_mesh, clearance=p.clearance,
                                               max_extra=p.max_extra_opening)
         if not clearance.clear:
-            self._fail("no_close", f"the jaws cannot open wide enough to clear the object (at "
+            self._fail("no_clearance", f"the jaws cannot open wide enough to clear the object (at "
                                    f"{clearance.opening * 1e3:.0f} mm a jaw is {min(clearance.distances) * 1e3:.2f} mm "
                                    "from it)")
         self.closing_speed = p.closing_speed or gripper.closing_speed(clearance.opening, p.close_duration)
@@ -397,8 +403,7 @@ class GraspProcedure:
                 s.history.append((s.reached, report.pad_forces, report.pad_energies))
             self._track_object(s.start_pose, backend.object_pose())
             if report.pads_touch:
-                mode = "miss" if not any(s.touched) else ("pushed_out" if not all(s.touched) else "jaws_meet")
-                self._fail(mode, "the pads met without the close rule firing")
+                self._fail(*self._pads_met(s.touched))
             stalled = max(report.pad_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force
             if max(report.pad_forces) <= self.max_grip_force and self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
@@ -408,12 +413,39 @@ class GraspProcedure:
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
             if stalled:
-                self._fail("no_close" if all(s.touched) else "pushed_out",
-                           f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.1f} N, "
-                           f"max_grip_force = {self.max_grip_force:.1f} N) without the close rule firing")
+                where = (f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.1f} N, "
+                         f"max_grip_force = {self.max_grip_force:.1f} N)")
+                self._fail(*self._not_closed("stall", where, report, s.touched))
             if self.closed >= s.travel and (report.jaw_lag == 0.0 or progress <= 0.0):
-                mode = "miss" if not any(s.touched) else ("no_close" if all(s.touched) else "pushed_out")
-                self._fail(mode, "the jaws reached the end of their travel without the close rule firing")
+                where = "the jaws reached the end of their travel"
+                if not any(s.touched):
+                    self._fail("miss", f"{where} without touching the object")
+                if not all(s.touched):
+                    self._fail("graze", f"{where} with only pad {s.touched.index(True)} having touched the object")
+                self._fail(*self._not_closed("end_of_travel", where, report, s.touched))
+
+    @staticmethod
+    def _pads_met(touched) -> tuple[str, str]:
+        """The label and reason of a squeeze whose pads met (`touched`: each pad touched the object)."""
+        if not any(touched):
+            return "miss", "the pads met beside the object: neither touched it"
+        if not all(touched):
+            return "graze", f"the pads met with only pad {touched.index(True)} having touched the object"
+        return "jaws_meet", "both pads touched the object, then they met without the close rule firing"
+
+    def _not_closed(self, mode: str, where: str, report: StepReport, touched) -> tuple[str, str]:
+        """The label and reason of a squeeze that ends `where` without the rule firing: `mode`
+        ("stall" or "end_of_travel"), or "unequal_effort" when both pads are on the object and the
+        psi rule's energies are reached (its force balance is what never held)."""
+        energies, forces = report.pad_energies, report.pad_forces
+
+        def unequal(rule: SimParams) -> bool:
+            return all(touched) and rule.close_rule == "psi" and min(energies) >= rule.psi_th
+
+        if self._agreed(unequal):
+            return "unequal_effort", (f"{where}: both pads store psi_th, but their forces never balanced "
+                                      f"({forces[0]:.1f} and {forces[1]:.1f} N, psi_tol = {self.params.psi_tol:g})")
+        return mode, f"{where} without the close rule firing"
 
     def _second_pad_near(self, touched) -> bool:
         """One pad is on the object and the other within two closing steps of it (the object

@@ -90,7 +90,7 @@ def simulate_variants(obj: GraspObject, object_pose, grasp_pose, variants: Seque
 def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed: int,
               log: Callable[[str], None] | None = None, **options) -> GraspResult:
     """The trial runner: simulate_grasp (with `options` such as backend, record), with any
-    exception it raises recorded as a "solver" failure (reason: the exception; its traceback goes
+    exception it raises recorded as an "error" failure (reason: the exception; its traceback goes
     to `log`) instead of propagating, so one trial never loses the others."""
     return _recorded(lambda: [simulate_grasp(obj, object_pose, grasp_pose, params, seed, **options)], 1, seed, log)[0]
 
@@ -98,7 +98,7 @@ def run_trial(obj: GraspObject, object_pose, grasp_pose, params: SimParams, seed
 def run_variants(obj: GraspObject, object_pose, grasp_pose, variants: Sequence[SimParams], seed: int,
                  log: Callable[[str], None] | None = None, **options) -> list[GraspResult]:
     """The trial runner for several variants of one trial (`simulate_variants`): as `run_trial`,
-    an exception is recorded as a "solver" failure of every variant."""
+    an exception is recorded as an "error" failure of every variant."""
     variants = list(variants)
     return _recorded(lambda: simulate_variants(obj, object_pose, grasp_pose, variants, seed, **options),
                      len(variants), seed, log)
@@ -106,14 +106,15 @@ def run_variants(obj: GraspObject, object_pose, grasp_pose, variants: Sequence[S
 
 def _recorded(simulate: Callable[[], list[GraspResult]], n_results: int, seed: int,
               log: Callable[[str], None] | None) -> list[GraspResult]:
-    """simulate(), or n_results "solver" failures naming the exception it raised."""
+    """simulate(), or n_results "error" failures naming the exception it raised (a step the
+    solver could not take is judged inside the trial: "solver" or "slip")."""
     started = time.perf_counter()
     try:
         return simulate()
     except Exception as exc:  # noqa: BLE001 - a failure of one trial must not end the sweep
         if log:
             log(traceback.format_exc())
-        results = [GraspResult(success=False, failure_mode="solver", seed=seed,
+        results = [GraspResult(success=False, failure_mode="error", seed=seed,
                                reason=f"{type(exc).__name__}: {exc}".strip()) for _ in range(n_results)]
         for result in results:
             result.wall_time = time.perf_counter() - started
@@ -135,7 +136,7 @@ def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | No
                record=(), gripper: Gripper | None = None) -> Robustness:
     """Run `n_trials` perturbed trials (in `workers` processes; default: the CPU count) and
     return them with R = mean success. Trial k uses trial_seed(seed, grasp_index, k), the seed
-    the study gives trial k of grasp `grasp_index`. A trial that raises is recorded as a "solver"
+    the study gives trial k of grasp `grasp_index`. A trial that raises is recorded as an "error"
     failure with its reason (`run_trial`). `on_trial(result)` is called as each trial finishes.
     `record`: what every trial records; `gripper`: as `simulate_grasp`."""
     object_pose = None if object_pose is None else rigid_pose(object_pose, "object_pose")

@@ -150,7 +150,7 @@ class InfoVariable:
     """One per-trial variable of a prediction cell, read from the model's `Prediction.info`:
     info[key] (info[key][index] when `index` is set; the first of `key`'s names present).
     dtype "float64" (NaN when absent), "bool" (False when absent) or "flag" (failure mode: a CF
-    flag variable over FAILURE_FLAG_MEANINGS; None or "" = success, "solver" when the prediction
+    flag variable over FAILURE_FLAG_MEANINGS; None or "" = success, "error" when the prediction
     raised)."""
 
     name: str
@@ -224,7 +224,7 @@ def _info_value(variable: InfoVariable, info: Mapping | None):
     """One trial's value of `variable` from its info (None: the prediction raised)."""
     if variable.dtype == "flag":
         if info is None:
-            return FAILURE_FLAG_MEANINGS.index("solver")
+            return FAILURE_FLAG_MEANINGS.index("error")
         mode = info.get(variable.key[0])
         return 0 if mode in (None, "") else FAILURE_FLAG_MEANINGS.index(mode)
     value = None

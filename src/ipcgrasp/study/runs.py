@@ -5,7 +5,7 @@ predictions, runtime vs mesh resolution, and the Psi_th look-up from the calibra
 Every trial's seed is `grasp.perturbation.trial_seed(root_seed, grasp, trial)`, so every model and
 every setting sees the same perturbed grasp for the same (grasp, trial). Trials run through
 `grasp.simulate.run_variants` (several friction values and close rules of one trial together):
-one that raises is recorded as failure mode "solver" with the exception as its reason; the cell
+one that raises is recorded as failure mode "error" with the exception as its reason; the cell
 goes on.
 """
 

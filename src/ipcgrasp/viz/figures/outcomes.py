@@ -9,8 +9,11 @@ SUCCESS_COLOUR = "tab:green"
 OUTCOME_COLOURS = {
     "success": SUCCESS_COLOUR,
     "miss": "tab:orange",
+    "graze": "navajowhite",
     "pushed_out": "tab:purple",
-    "no_close": "tab:brown",
+    "stall": "tab:brown",
+    "end_of_travel": "rosybrown",
+    "unequal_effort": "darkkhaki",
     "jaws_meet": "tab:pink",
     "slip": "tab:red",
     "solver": "black",
