@@ -118,7 +118,8 @@ def hold_force(trajectory) -> float:
 
 def run_trial(job) -> dict:
     """One trial as a row: setting, rule, grasp, trial, seed, success, label, reason,
-    close_forces (N, both pads), hold_force (N), wall_s, newton_iterations, dhat (m). A trial
+    close_forces (N, both pads), close_energies (J, both pads' strain energy at the close),
+    hold_force (N), wall_s, newton_iterations, dhat (m). A trial
     that raises is the label "raised" with the exception as its reason."""
     name, setting, rule, grasp, trial, seed = job
     physical = _CUBE["physical"]
@@ -131,10 +132,11 @@ def run_trial(job) -> dict:
                                 backend=backend)
     except Exception as exc:  # noqa: BLE001 - one trial's failure must not end the run
         return {**row, "success": False, "label": "raised", "reason": f"{type(exc).__name__}: {exc}".strip(),
-                "close_forces": [float("nan")] * 2, "hold_force": float("nan"),
+                "close_forces": [float("nan")] * 2, "close_energies": [float("nan")] * 2, "hold_force": float("nan"),
                 "wall_s": time.perf_counter() - started, "newton_iterations": 0, "dhat": backend.dhat}
     return {**row, "success": bool(result.success), "label": result.failure_mode or "held", "reason": result.reason,
-            "close_forces": [float(f) for f in result.close_forces], "hold_force": hold_force(result.trajectory),
+            "close_forces": [float(f) for f in result.close_forces],
+            "close_energies": [float(e) for e in result.psi], "hold_force": hold_force(result.trajectory),
             "wall_s": time.perf_counter() - started, "newton_iterations": int(result.newton_iterations),
             "dhat": backend.dhat}
 

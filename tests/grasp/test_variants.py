@@ -124,4 +124,4 @@ def test_variants_that_differ_in_more_than_friction_and_close_rule_are_refused(c
         simulate_variants(block(0.01), np.eye(4), top_down_grasp(), rules, seed=0)
     # the trial runner records the refusal as every rule's failure instead of raising
     results = run_variants(block(0.01), np.eye(4), top_down_grasp(), rules, seed=0)
-    assert [r.failure_mode for r in results] == ["solver", "solver"] and "differ only" in results[0].reason
+    assert [r.failure_mode for r in results] == ["error", "error"] and "differ only" in results[0].reason
