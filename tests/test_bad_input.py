@@ -1,6 +1,7 @@
 """Bad input is named before any work starts (issue 15): through the public API, the command line
-(subprocess) and `snakemake -n` on bad configs. Each case asserts the exception type or exit code
-and that the message names the field or file and the fix. No case runs a simulation."""
+(subprocess) and `snakemake -n` on bad configs (in a copy of the repository). Each case asserts the
+exception type or exit code and that the message names the field or file and the fix. No case runs
+a simulation."""
 
 import math
 import os
@@ -22,6 +23,8 @@ from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.params import SimParamsError
 from ipcgrasp.grasp.pose import PoseError
 from ipcgrasp.io import write_json_atomic
+
+from .workflow.conftest import dry_run
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -306,8 +309,7 @@ def test_study_config(case, tmp_path):
         config[section].update(values)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(config))  # NaN and infinity as YAML's .nan and .inf
-    result = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "1", "--configfile", str(path)], cwd=REPO,
-                            capture_output=True, text=True, timeout=300)
+    result = dry_run("--configfile", str(path))
     assert result.returncode != 0
     output = " ".join((result.stdout + result.stderr).split())
     assert re.search(message, output), output[-2000:]
@@ -324,8 +326,7 @@ LAUGHS = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else "lol"] * 1
 def test_study_config_file(extra, message, tmp_path):
     path = tmp_path / "study.yaml"
     path.write_text((REPO / "config/smoke.yaml").read_text() + extra)
-    result = subprocess.run([str(BIN / "snakemake"), "-n", "--cores", "1", "--configfile", str(path)], cwd=REPO,
-                            capture_output=True, text=True, timeout=120)
+    result = dry_run("--configfile", str(path))
     assert result.returncode != 0
     output = " ".join((result.stdout + result.stderr).split())
     assert re.search(message, output), output[-2000:]

@@ -15,6 +15,8 @@ from ipcgrasp.cli import main
 from ipcgrasp.dataset import generate_dataset
 from ipcgrasp.dataset.shards import generation_inputs, merge_shards, n_shards, shard_grasps
 
+from ..workflow.conftest import copy_of_the_repository
+
 N, TRIALS, SEED = 3, 1, 4
 RUN_FIELDS = {"created", "wall_time"}
 """What differs between any two runs of the same labels: creation stamps and timings."""
@@ -64,7 +66,10 @@ def assert_same_dataset(sharded: Path, single: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("executor", [[], ["--profile", "profiles/local-cluster"]], ids=["local", "local-cluster"])
-def test_sharded_generate_writes_the_single_process_records_and_index(executor, mesh, single, tmp_path, capsys):
+def test_sharded_generate_writes_the_single_process_records_and_index(executor, mesh, single, tmp_path, capsys,
+                                                                     monkeypatch):
+    # `generate` runs snakemake from the repository root: here a copy's, with its own .snakemake/
+    monkeypatch.setattr("ipcgrasp.paths.REPO_ROOT", copy_of_the_repository(tmp_path / "repo"))
     out = tmp_path / "grasps"
     args = ["generate", "--mesh", str(mesh), "--mass", "0.003", "--n", str(N), "--trials", str(TRIALS), "--seed",
             str(SEED), "--no-images", "--out", str(out), "--shard-size", "2", "--workers", "2", *executor]

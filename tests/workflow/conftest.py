@@ -1,10 +1,12 @@
-"""The smoke study, run once per test session in a copy of the repository through the
-cluster-generic executor (profiles/local-cluster): test_study.py checks it, test_slurm.py compares
-its run through SLURM against it."""
+"""Snakemake in the tests, always in a copy of the repository (copy_of_the_repository): dry runs
+(dry_run), and the smoke study, run once per test session through the cluster-generic executor
+(profiles/local-cluster): test_study.py checks it, test_slurm.py compares its run through SLURM
+against it."""
 
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,11 +17,23 @@ REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
 
-def copy_of_the_repository(dest: Path) -> Path:
-    """The work tree without its environment, git directory, results and snakemake state."""
-    shutil.copytree(REPO, dest, ignore=shutil.ignore_patterns(".venv", ".git", "results", ".snakemake",
-                                                              ".pytest_cache", "__pycache__"))
+def copy_of_the_repository(dest: Path, source: Path = REPO) -> Path:
+    """`source`'s work tree in `dest`, for snakemake to run in: without its environment, git
+    directory, fetched or imported data (resources/), results and snakemake state (.snakemake/).
+    Whatever the user's own studies left in `source`, finished, running or interrupted, neither
+    changes what a test's snakemake plans nor is read or written by it."""
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(".venv", ".git", "resources", "results", ".snakemake",
+                                                                ".pytest_cache", "__pycache__"))
     return dest
+
+
+def dry_run(*args: str, source: Path = REPO) -> subprocess.CompletedProcess:
+    """`snakemake -n --cores 1 ARGS` in a throw-away copy of `source` (copy_of_the_repository),
+    deleted afterwards; relative paths in ARGS name the copy's files."""
+    with tempfile.TemporaryDirectory(prefix="ipcgrasp-dry-run-") as scratch:
+        work = copy_of_the_repository(Path(scratch) / "repo", source)
+        return subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", *args], cwd=work, capture_output=True,
+                              text=True, timeout=300)
 
 
 def run_smoke_study(work: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:

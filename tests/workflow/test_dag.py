@@ -1,23 +1,19 @@
-"""The Snakemake DAG parses, validates its config and plans the study's jobs (dry runs)."""
+"""The Snakemake DAG parses, validates its config and plans the study's jobs (dry runs, each in a
+copy of the repository: conftest.dry_run)."""
 
+import base64
+import json
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from snakemake.utils import validate
 
-REPO = Path(__file__).resolve().parents[2]
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
+from .conftest import REPO, SNAKEMAKE, copy_of_the_repository, dry_run
+
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
-
-
-def dry_run(*args, cwd=REPO):
-    return subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
 
 
 def job_counts(output: str) -> dict[str, int]:
@@ -29,7 +25,7 @@ def job_counts(output: str) -> dict[str, int]:
 @pytest.mark.parametrize("configfile, grid_rows, sweep_cells", [("config/config.yaml", 5 * 2, 3 * 2 + 2 * 2),
                                                                  ("config/smoke.yaml", 1, 1 + 1)])
 def test_dry_run_plans_every_stage(configfile, grid_rows, sweep_cells):
-    result = dry_run("--forceall", "--configfile", configfile)  # whatever results/ holds already
+    result = dry_run("--configfile", configfile)
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
     assert counts["grid_row"] == grid_rows  # one job per (jaw, E, object), every mu and rule; one object
@@ -56,7 +52,7 @@ def test_a_study_without_dynamic_baselines_or_image_quality_drops_their_jobs_and
     config["evaluation"]["models"] = ["soft_point"]
     path = tmp_path / "small.yaml"
     path.write_text(yaml.safe_dump(config))
-    result = dry_run("--forceall", "--configfile", str(path))
+    result = dry_run("--configfile", str(path))
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
     assert "baseline_cell" not in counts and "evaluation_dynamic" not in counts
@@ -80,7 +76,7 @@ def test_the_grid_and_the_mujoco_chain_go_first():
     """Jobs that would otherwise leave a core idle at the end of a stage start first: the grid's
     rows (the sensitivity and the resolution benchmark fill in), then MuJoCo's sweep and
     held-out jobs (the longest chain after the grid)."""
-    result = dry_run("--forceall", "--configfile", "config/config.yaml")
+    result = dry_run("--configfile", "config/config.yaml")
     assert result.returncode == 0, result.stderr
     jobs = job_priorities(result.stdout)
     priority = {}
@@ -99,7 +95,7 @@ def test_the_finger_sweep_runs_beside_e_and_mu_and_reuses_the_grids_rigid_cells(
     config["fingers"] = {"stiffness": [1000.0, 3000.0], "E": [1e8]}
     path = tmp_path / "fingers.yaml"
     path.write_text(yaml.safe_dump(config))
-    result = dry_run("--forceall", "--configfile", str(path))
+    result = dry_run("--configfile", str(path))
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
     assert counts["finger_row"] == 2  # one per stiffness at the one E, one jaw, one object, both rules
@@ -108,7 +104,7 @@ def test_the_finger_sweep_runs_beside_e_and_mu_and_reuses_the_grids_rigid_cells(
     assert "results/fingers/rounded/force/k3000_E1e8_mu0.4/cube_3cm.nc" in result.stdout
     config["fingers"]["mu"] = [0.5]  # not a grid value: no rigid cells to compare with
     path.write_text(yaml.safe_dump(config))
-    result = dry_run("--forceall", "--configfile", str(path))
+    result = dry_run("--configfile", str(path))
     assert result.returncode != 0 and "fingers.mu" in result.stdout + result.stderr
 
 
@@ -156,10 +152,55 @@ def test_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, bad, key
 
 
 def test_manifest_job_runs(tmp_path):
-    work = tmp_path / "repo"
-    shutil.copytree(REPO, work, ignore=shutil.ignore_patterns(".venv", ".git", "results", ".snakemake", "tests"))
+    work = copy_of_the_repository(tmp_path / "repo")
     result = subprocess.run([str(SNAKEMAKE), "--cores", "1", "results/data/manifest.json",
                              "--config", f"registry={REPO / 'config/objects.yaml'}"],
                             cwd=work, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert (work / "results/data/manifest.json").is_file()
+
+
+LOST_CELL = "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc"
+"""A cell of the smoke study's one grid job; the job's other output is the force rule's cell."""
+
+
+def interrupted_study(repository: Path) -> Path:
+    """What a smoke study killed during its grid job leaves in `repository`, in the layout of
+    snakemake's FilePersistence: both cells of the job marked incomplete in .snakemake/incomplete/
+    (file name: the path, urlsafe base64; content: the external job id), one of them half
+    written, and the run's input and output locks in .snakemake/locks/ (one path a line)."""
+    cells = [LOST_CELL, LOST_CELL.replace("/psi/", "/force/")]
+    (repository / LOST_CELL).parent.mkdir(parents=True)
+    (repository / LOST_CELL).write_bytes(b"\x89HDF\r\n\x1a\n")  # a NetCDF-4 file's signature, nothing after it
+    markers = repository / ".snakemake/incomplete"
+    markers.mkdir(parents=True)
+    for cell in cells:
+        (markers / base64.urlsafe_b64encode(cell.encode()).decode()).write_text(json.dumps({"external_jobid": None}))
+    locks = repository / ".snakemake/locks"
+    locks.mkdir()
+    (locks / "0.input.lock").write_text("results/split.json\nresults/calibration/psi_th.json\n")
+    (locks / "0.output.lock").write_text("".join(cell + "\n" for cell in cells))
+    return repository
+
+
+def state_of(repository: Path) -> dict[str, bytes | None]:
+    """Every folder (None) and file (its bytes) under the repository's results/ and .snakemake/."""
+    return {str(path.relative_to(repository)): path.read_bytes() if path.is_file() else None
+            for folder in ("results", ".snakemake") for path in sorted((repository / folder).rglob("*"))}
+
+
+def test_a_study_interrupted_in_the_repository_neither_fails_the_dry_runs_nor_is_changed_by_them(tmp_path):
+    """Snakemake in the repository itself refuses to plan over an interrupted study's files
+    (IncompleteFilesException); the tests' dry run plans the whole study from a copy without them
+    and leaves every file and folder of that state as it was."""
+    repository = interrupted_study(copy_of_the_repository(tmp_path / "repository"))
+    left = state_of(repository)
+    result = dry_run("--configfile", "config/smoke.yaml", source=repository)
+    assert result.returncode == 0, result.stderr
+    assert job_counts(result.stdout)["grid_row"] == 1 and LOST_CELL in result.stdout
+    assert "cannot be locked" not in result.stdout + result.stderr
+    assert state_of(repository) == left
+    in_place = subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", "--configfile", "config/smoke.yaml"],
+                              cwd=repository, capture_output=True, text=True, timeout=300)
+    log = in_place.stdout + in_place.stderr
+    assert in_place.returncode != 0 and "IncompleteFilesException" in log and LOST_CELL in log, log[-2000:]
