@@ -27,11 +27,11 @@ optionally a shake test and a critical-mass ramp. Failure labels (`outcome.FAILU
 
 During the hold each pad's contact signals are recorded and reduced to Rocchi et al.'s S_cf,
 S_cp, S_cn (grasp.stability). After the trial is judged, and only when it succeeded:
-- shake (shake_amplitude > 0): the wrist (both jaws together, width fixed) moves vertically by
-  A sin(2 pi f t) for shake_cycles cycles, rests for hold_time and is judged again: "held" or
-  "dropped";
+- shake (shake_amplitude > 0): the wrist (both jaws together, gripping as SimParams.grip
+  says) moves vertically by A sin(2 pi f t) for shake_cycles cycles, rests for hold_time and is
+  judged again: "held" or "dropped";
 - critical mass (PrendoSim section 3.2; `critical_mass_ramp`): from the state after the hold (the
-  shake undone when both run), the object's mass grows at mass_rate with the jaws still until it
+  shake undone when both run), the object's mass grows at mass_rate, the jaws gripping, until it
   slips relative to the pads.
 
 Variants of one trial that differ only in the pads' friction and the close rule share the
