@@ -51,3 +51,30 @@ def test_gripper_and_jaw_reach_every_trial_command():
                     ["generate", "--mesh", "m.obj", "--mass", "1", "--n", "1", "--out", "o"]):
         args = build_parser().parse_args(command + ["--gripper", "franka_hand"])
         assert args.gripper == "franka_hand" and args.jaw is None
+
+
+def test_view_refuses_a_port_out_of_range_before_any_work(tmp_path, capsys):
+    import pytest
+
+    for port in ("99999", "-1"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["view", str(tmp_path / "never_read.nc"), "--port", port])
+        assert exit_.value.code == 2
+        assert "--port" in capsys.readouterr().err
+
+
+def test_view_refuses_an_unknown_host_or_a_busy_port_naming_the_option_and_the_fix(tmp_path, capsys):
+    """Checked before the trajectory is read (the file here does not exist) and before a server
+    thread starts, so the command returns at once instead of waiting forever."""
+    import socket
+
+    assert main(["view", str(tmp_path / "never_read.nc"), "--host", "bogus.invalid"]) == 2
+    err = capsys.readouterr().err
+    assert "--host bogus.invalid" in err and "fix:" in err
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["view", str(tmp_path / "never_read.nc"), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"--port {port}" in err and "another --port" in err

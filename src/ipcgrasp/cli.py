@@ -365,6 +365,7 @@ def _cmd_view(args) -> int:
     from ipcgrasp.grasp.trajectory import read_trajectory
     from ipcgrasp.viz.viewer import serve_trajectory
 
+    _check_listen_address(args.host, args.port)
     server = serve_trajectory(read_trajectory(args.trajectory), args.host, args.port)
     print(f"serving {args.trajectory} at http://{args.host}:{server.get_port()} (Ctrl-C to stop)")
     try:
@@ -493,6 +494,34 @@ def _silhouette(obj, grasp_pose, object_pose, resolution: float):
         return render_silhouette(obj.mesh, grasp_pose, resolution, object_pose=object_pose)
     except RasterSizeError as exc:
         raise ValueError(f"--resolution {resolution:g}: {exc}") from None
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535 (0: any free one), got {text}")
+    return value
+
+
+def _check_listen_address(host: str, port: int) -> None:
+    """ValueError naming --host or --port, before any work, when the viewer could not listen on
+    host:port (an unknown host, an address not of this machine, a port in use or not allowed):
+    the viewer's server would otherwise fail in its own thread and leave the command waiting."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                              flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        raise ValueError(f"--host {host}: not a known address ({exc.strerror}); fix: --host 127.0.0.1 (this "
+                         "machine only, the default) or 0.0.0.0 (every interface)") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ValueError(f"--host {host} --port {port}: cannot listen there ({exc.strerror}); fix: another "
+                             "--port (0: any free one), or --host 127.0.0.1") from None
 
 
 def _non_negative_int(text: str) -> int:
@@ -683,7 +712,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("trajectory", metavar="TRAJECTORY.nc",
                       help="a file of `simulate --trajectory OUT.nc --vertices` (vertex positions needed)")
     view.add_argument("--host", default="127.0.0.1", help="address to serve on (default: %(default)s)")
-    view.add_argument("--port", type=int, default=8080, help="port (default: %(default)s; 0: any free one)")
+    view.add_argument("--port", type=_port, default=8080, help="port (default: %(default)s; 0: any free one)")
     view.set_defaults(func=_cmd_view)
 
     replay = commands.add_parser("replay", help="rerun one stored trial of a study cube bit for bit and compare")
