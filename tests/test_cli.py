@@ -78,3 +78,19 @@ def test_view_refuses_an_unknown_host_or_a_busy_port_naming_the_option_and_the_f
         assert main(["view", str(tmp_path / "never_read.nc"), "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"--port {port}" in err and "another --port" in err
+
+
+def test_render_refuses_bad_angles_and_sizes_before_any_simulation(capsys):
+    import pytest
+
+    argv = ["render", "--object", "cube_3cm", "--grasp", "0", "--out", "x.png"]
+    for option, value, words in (("--azimuth", "inf", "azimuth must be a finite angle"),
+                                 ("--azimuth", "nan", "azimuth must be a finite angle"),
+                                 ("--elevation", "nan", "elevation must lie strictly between"),
+                                 ("--elevation", "90", "elevation must lie strictly between"),
+                                 ("--size", "20000x20000", "picture size must be from 16x16 to 8192x8192")):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv + [option, value])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert option in err and words in err, err

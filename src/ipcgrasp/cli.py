@@ -496,6 +496,20 @@ def _silhouette(obj, grasp_pose, object_pose, resolution: float):
         raise ValueError(f"--resolution {resolution:g}: {exc}") from None
 
 
+def _argument(parse):
+    """An argparse type from a parser that raises ValueError: argparse prints the parser's
+    message (it would print only "invalid value" for a ValueError)."""
+
+    def checked(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    checked.__name__ = parse.__name__
+    return checked
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
@@ -739,18 +753,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite_argument(replay)
     replay.set_defaults(func=_cmd_replay, fps=10.0, every=2)
 
-    from ipcgrasp.viz.camera import ELEVATION, parse_size
+    from ipcgrasp.viz.camera import ELEVATION, parse_azimuth, parse_elevation, parse_size
 
     render = commands.add_parser("render", help="simulate one trial of a grasp and render it")
     _add_trial_arguments(render)
     render.add_argument("--out", required=True, metavar="OUT.gif", type=_output(*RENDER_SUFFIXES),
                         help="animated GIF plus OUT_first.png and OUT_final.png; a .png path: first and "
                              "final frame side by side")
-    render.add_argument("--azimuth", type=float, default=None,
+    render.add_argument("--azimuth", type=_argument(parse_azimuth), default=None,
                         help="camera azimuth in deg, from +x towards +y (default: across the closing direction)")
-    render.add_argument("--elevation", type=float, default=ELEVATION,
+    render.add_argument("--elevation", type=_argument(parse_elevation), default=ELEVATION,
                         help="camera elevation above the ground in deg (default: %(default)g)")
-    render.add_argument("--size", type=parse_size, default=(640, 480), metavar="WxH",
+    render.add_argument("--size", type=_argument(parse_size), default=(640, 480), metavar="WxH",
                         help="picture size in pixels, each half of a .png pair (default: 640x480)")
     _add_overwrite_argument(render)
     render.set_defaults(func=_cmd_render, critical_mass=False)
