@@ -10,7 +10,8 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from ipcgrasp.dataset.shards import SHARD_DIR, generation_inputs, n_shards, shard_path
+from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR
+from ipcgrasp.dataset.shards import generation_inputs, n_shards, shard_path
 from ipcgrasp.documents import DocumentError, load_yaml
 
 try:  # snakemake's own reader keeps a repeated key's last value and expands aliases without bound
@@ -44,7 +45,7 @@ rule generate_shard:
     output:
         str(OUT / SHARD_DIR / "shard_{shard}.json"),
     log:
-        str(OUT / "logs" / "shard_{shard}.log"),
+        str(OUT / LOG_DIR / "shard_{shard}.log"),
     wildcard_constraints:
         shard=r"\d{4}",
     script:
@@ -57,6 +58,6 @@ rule generate_merge:
     output:
         OUT / "index.csv",
     log:
-        str(OUT / "logs" / "merge.log"),
+        str(OUT / LOG_DIR / "merge.log"),
     script:
         "scripts/generate_merge.py"

@@ -4,6 +4,7 @@ cluster path (profiles/local-cluster), equal a single-process `generate_dataset`
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import trimesh
 from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import generate_dataset
+from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR, RecordError, check_dataset_directory
 from ipcgrasp.dataset.shards import generation_inputs, merge_shards, n_shards, shard_grasps
 
-from ..workflow.conftest import copy_of_the_repository
+from ..workflow.conftest import SNAKEMAKE, copy_of_the_repository
 
 N, TRIALS, SEED = 3, 1, 4
 RUN_FIELDS = {"created", "wall_time"}
@@ -83,6 +85,35 @@ def test_sharded_generate_writes_the_single_process_records_and_index(executor, 
     (out / "grasp_0001.json").unlink()
     with pytest.raises(ValueError, match="grasp_0001.json: missing"):
         merge_shards(out, sorted((out / "shards").iterdir()))
+
+
+@pytest.mark.slow
+def test_the_workflow_run_directly_writes_into_the_folders_snakemake_made_first(mesh, single, tmp_path):
+    """`snakemake -s workflow/generate.smk` without `ipcgrasp generate`: Snakemake creates
+    out/shards and out/logs before the first job, and the jobs write into that folder."""
+    work = copy_of_the_repository(tmp_path / "repo")
+    out = tmp_path / "grasps"
+    config = tmp_path / "generate.yaml"
+    config.write_text(json.dumps({"mesh": str(mesh), "mass": 0.003, "n": N, "trials": TRIALS, "seed": SEED,
+                                  "images": False, "shard_size": 2, "out": str(out)}))
+    run = subprocess.run([str(SNAKEMAKE), "-s", "workflow/generate.smk", "--cores", "2", "--configfile", str(config)],
+                         cwd=work, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
+    assert_same_dataset(out, single)
+
+
+def test_only_the_sharded_runs_own_folders_count_as_an_empty_dataset_directory(tmp_path):
+    (tmp_path / SHARD_DIR).mkdir()
+    (tmp_path / LOG_DIR).mkdir()
+    check_dataset_directory(tmp_path)  # what Snakemake makes before the first shard job
+    (tmp_path / "notes.txt").write_text("a user's file")
+    with pytest.raises(RecordError, match="not empty and not made by `ipcgrasp generate`"):
+        check_dataset_directory(tmp_path)
+    (tmp_path / "notes.txt").unlink()
+    (tmp_path / LOG_DIR).rmdir()
+    (tmp_path / LOG_DIR).write_text("a file, not the workflow's folder")
+    with pytest.raises(RecordError, match="not empty and not made by `ipcgrasp generate`"):
+        check_dataset_directory(tmp_path)
 
 
 def test_a_generation_config_carries_its_gripper_and_pad(mesh):

@@ -44,6 +44,8 @@ from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 __all__ = [
     "DATASET_FILE",
     "GENERATE_CONFIG",
+    "LOG_DIR",
+    "SHARD_DIR",
     "INDEX_FILE",
     "SCHEMA_VERSION",
     "Generation",
@@ -66,6 +68,10 @@ DATASET_FILE = "dataset.json"
 INDEX_FILE = "index.csv"
 GENERATE_CONFIG = "generate.yaml"
 """The settings `ipcgrasp generate --shard-size` writes into the directory for its Snakemake jobs."""
+SHARD_DIR = "shards"
+"""Subdirectory of the shard summaries of a sharded run (workflow/generate.smk)."""
+LOG_DIR = "logs"
+"""Subdirectory of the job logs of a sharded run (workflow/generate.smk)."""
 RIGID_TOLERANCE = 1e-6
 
 
@@ -241,9 +247,10 @@ def _dataset_settings(obj: GraspObject, params: SimParams, sampler: SamplerSetti
 
 def check_dataset_directory(directory: str | os.PathLike) -> None:
     """RecordError unless `directory` is absent, empty, or one generate made (it holds
-    DATASET_FILE or GENERATE_CONFIG): generate writes into no folder of other files."""
+    DATASET_FILE or GENERATE_CONFIG, or only the SHARD_DIR and LOG_DIR folders Snakemake makes
+    before a sharded run's first job): generate writes into no folder of other files."""
     directory = Path(directory)
-    if not directory.is_dir() or not any(directory.iterdir()):
+    if not directory.is_dir() or all(p.name in (SHARD_DIR, LOG_DIR) and p.is_dir() for p in directory.iterdir()):
         return
     if not ((directory / DATASET_FILE).is_file() or (directory / GENERATE_CONFIG).is_file()):
         raise RecordError(f"{directory}: not empty and not made by `ipcgrasp generate` (no {DATASET_FILE}); fix: "

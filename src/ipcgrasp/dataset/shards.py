@@ -19,17 +19,16 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ipcgrasp.dataset.records import RecordError, generate_dataset, read_records, record_stem, write_index
+from ipcgrasp.dataset.records import SHARD_DIR, RecordError, generate_dataset, read_records, record_stem, write_index
 from ipcgrasp.documents import load_json
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.io import write_json_atomic
 
-__all__ = ["PARAM_KEYS", "SHARD_DIR", "generation_inputs", "merge_shards", "n_shards", "run_shard", "shard_grasps",
+__all__ = ["PARAM_KEYS", "generation_inputs", "merge_shards", "n_shards", "run_shard", "shard_grasps",
            "shard_path"]
 
-SHARD_DIR = "shards"
 PARAM_KEYS = ("E", "mu", "close_rule", "critical_mass")
 """SimParams fields a generation config may set (the rest keep SimParams' defaults, as in
 `ipcgrasp generate`); the pad (SimParams.jaw) is the gripper's pad variant `jaw`."""
