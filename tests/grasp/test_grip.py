@@ -3,11 +3,16 @@ force F carry it by friction iff 2 mu F >= m g, and the pads' normal force stays
 close rule fired at through the lift and the hold; under the position grip the same force is not
 held (docs/grasp_procedure.md, "Grip")."""
 
+import warnings
+
 import numpy as np
 import pytest
 import trimesh
 
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
+from ipcgrasp.data.location import resolve_data_dir
+from ipcgrasp.data.reach import load_object, load_physical_grasps
+from ipcgrasp.grasp.pose import PoseRoundingWarning
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.procedure import FORCE_TOLERANCE
 
@@ -62,3 +67,39 @@ def test_the_position_grip_lets_the_pads_press_harder_than_the_closing_force():
     assert position.success and force.success
     assert held_forces(position).max() > 1.1 * np.mean(position.close_forces)
     assert held_forces(force).max() <= (1 + FORCE_TOLERANCE) * np.mean(force.close_forces)
+
+
+@pytest.mark.parametrize("dhat", [None, 2e-6])
+def test_the_grip_force_does_not_depend_on_the_contact_layer(dhat):
+    """The barrier's activation distance sets how stiff the contact is at the pads' surface (at 2
+    um the force rises from 0 to F within about a micrometre of jaw travel, at SimParams' default
+    over tens of micrometres); the force grip holds F through lift and hold all the same, and a box
+    friction can just carry (0.9 m*) is held."""
+    mu, edge = 0.3, 0.04
+    params = SimParams(mu=mu, dhat=dhat, **SETTINGS)
+    result = simulate_grasp(box(edge, 0.9 * 2 * mu * CLOSE_FORCE / G), np.eye(4), Gripper.yumi().top_down_grasp(),
+                            params, seed=0, record=("trajectory",))
+    assert result.success, result.reason
+    assert CLOSE_FORCE <= min(result.close_forces) <= (1 + FORCE_TOLERANCE) * CLOSE_FORCE
+    forces, grip = held_forces(result), np.mean(result.close_forces)
+    assert np.all(np.abs(forces - grip) <= FORCE_TOLERANCE * grip), (forces.min(), forces.max(), grip)
+
+
+def test_a_stiff_contact_layer_does_not_shake_a_light_cube_out_of_the_pads():
+    """The bundled 3 cm cube (3 g, mu 0.4), physical grasp 5, closed by the psi rule at about 26 N
+    with a 2 um contact layer: 2 mu F is 700 x its weight, so it is held, the pads' force within
+    FORCE_TOLERANCE of the closing force through lift and hold. Where the force on the jaws
+    rises from 0 to F within a micrometre of travel, a secant through a try that lost the
+    object, or through the closing steps' force history (which need not rise where the object
+    turned), sends the jaws far off; the grip keeps the contact's own slope and the closest try."""
+    data = resolve_data_dir()
+    mesh_path, mass = load_object(data, "cube_3cm")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PoseRoundingWarning)
+        grasps = load_physical_grasps(data, "cube_3cm")
+    params = SimParams(E=1e8, mu=0.4, close_rule="psi", dhat=2e-6, noise_translation=0.0, noise_rotation=0.0)
+    result = simulate_grasp(GraspObject.from_file(mesh_path, mass, "cube_3cm"), grasps.object_poses[5],
+                            grasps.grasp_poses[5], params, seed=0, record=("trajectory",))
+    assert result.success, result.reason
+    forces, grip = held_forces(result), np.mean(result.close_forces)
+    assert np.all(np.abs(forces - grip) <= FORCE_TOLERANCE * grip), (forces.min(), forces.max(), grip)

@@ -215,6 +215,7 @@ class GraspProcedure:
         self._settle_touched = False  # a pad touched the object while it settled
         self.grip_force = float("nan")  # N the force grip keeps (the pads' mean force at the close)
         self._grip_drift = 0.0  # m the force grip moved the jaws in its last step (its next first guess)
+        self._grip_slope = 0.0  # N/m the force grip's last secant slope of force over jaw position (0: none yet)
 
     def run(self) -> GraspResult:
         return self.run_variants([self.params])[0]
@@ -606,8 +607,9 @@ class GraspProcedure:
         step within half FORCE_TOLERANCE of grip_force (the force the close rule fired at; the
         other half for the two pads' difference): the step is
         retried from its start with other jaw positions, by secant on (position, force) inside a
-        bracket, up to MAX_GRIP_TRIES times; the last try stands. An object no pad touches any
-        more lets the jaws close at their speed."""
+        bracket (`_grip_position`), up to MAX_GRIP_TRIES times; then the try closest to
+        grip_force is taken again and stands. An object no pad touches any more lets the jaws
+        close at their speed."""
         if self.params.grip == "position":
             return self._step()
         backend, start = self.backend, self.closed
@@ -624,24 +626,37 @@ class GraspProcedure:
                 high = closed
             else:
                 low = closed
-            if abs(error) <= 0.5 * FORCE_TOLERANCE * self.grip_force or attempt == MAX_GRIP_TRIES - 1 or low >= high:
+            if abs(error) <= 0.5 * FORCE_TOLERANCE * self.grip_force or low >= high:
+                break
+            best = min(tries, key=lambda t: abs(t[1]))
+            if attempt == MAX_GRIP_TRIES - 1 and best is tries[-1]:
                 break
             backend.restore(saved)
             self._restore_counters(counters)
+            if attempt == MAX_GRIP_TRIES - 1:  # none within the window: the closest try stands
+                closed = best[0]
+                report = self._step(closed)
+                break
             closed = self._grip_position(tries, low, high)
         self.closed, self._grip_drift = closed, closed - start
         return report
 
     def _grip_position(self, tries: list, low: float, high: float) -> float:
-        """The next jaw position (m) of the force grip: the secant through the last two tries
-        (jaw position, force error), or from one try with the pads' stiffness seen while they
-        closed, kept inside (low, high); the middle where that fails."""
+        """The next jaw position (m) of the force grip, kept inside (low, high): a secant step
+        from the last try (jaw position, force error). Its slope is the secant through the last
+        two tries where both found the object in a pad; else the last such slope of an earlier
+        step (the contact's stiffness changes little from step to step); else the pads'
+        stiffness seen while they closed; the middle of the bracket where none is positive."""
         (c1, e1) = tries[-1]
+        slope = 0.0
         if len(tries) >= 2:
             c0, e0 = tries[-2]
-            slope = (e1 - e0) / (c1 - c0) if c1 != c0 else 0.0
+            if c1 != c0 and min(e0, e1) > -self.grip_force:
+                slope = (e1 - e0) / (c1 - c0)
+        if slope > 0.0:
+            self._grip_slope = slope
         else:
-            slope = self._grip_stiffness
+            slope = self._grip_slope if self._grip_slope > 0.0 else self._grip_stiffness
         guess = c1 - e1 / slope if slope > 0.0 else 0.5 * (low + high)
         if not low < guess < high:
             guess = 0.5 * (low + high)
