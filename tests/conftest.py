@@ -37,3 +37,23 @@ def own_trials(tmp_path_factory):
         return path, document
 
     return write
+
+
+def child_pids(pid: int) -> set[int]:
+    """The processes `pid` started that are still its children (Linux: /proc/PID/task/*/children)."""
+    found = set()
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found |= {int(child) for child in children.read_text().split()}
+        except OSError:  # the thread ended meanwhile
+            continue
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` exists and has not ended (a zombie, ended but not reaped, has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
