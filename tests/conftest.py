@@ -5,8 +5,19 @@ from pathlib import Path
 
 import pytest
 
+from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
+
 ROBUST_LABELS = [[1, 1], [1, 1], [0, 0], [0, 0], [1, 1], [1, 0]]
 """Physical results (grasps x trials) of the own-data test set: robustness 1, 1, 0, 0, 1, 0.5."""
+
+
+def reach_data() -> Path:
+    """The REACH data directory (`resolve_data_dir`); without one, skips the calling test with
+    the reason and where to get the data (collection never needs the data)."""
+    try:
+        return resolve_data_dir()
+    except DataNotFoundError as exc:
+        pytest.skip(f"needs the REACH data: {exc}")
 
 
 @pytest.fixture(scope="session")
