@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up the environment (.venv/, reused when present) and run one job:
-#   ./run.sh study   the default study on the bundled data (snakemake -c2)
+#   ./run.sh study   the default study on the bundled data (snakemake --cores 2 --rerun-incomplete:
+#                    after Ctrl-C the same command reruns the interrupted jobs and carries on)
 #   ./run.sh test    the test suite
 # Extra arguments go to snakemake / pytest.
 set -euo pipefail
@@ -23,7 +24,7 @@ fi
 
 case "$job" in
   study) .venv/bin/python -m ipcgrasp.study.configfiles "$@"  # its config files, checked before snakemake reads them
-         exec .venv/bin/snakemake --cores 2 "$@" ;;
+         exec .venv/bin/snakemake --cores 2 --rerun-incomplete "$@" ;;
   test)  exec .venv/bin/python -m pytest "$@" ;;
   *) echo "usage: ./run.sh study|test [args...]" >&2; exit 2 ;;
 esac

@@ -5,8 +5,19 @@ from pathlib import Path
 
 import pytest
 
+from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
+
 ROBUST_LABELS = [[1, 1], [1, 1], [0, 0], [0, 0], [1, 1], [1, 0]]
 """Physical results (grasps x trials) of the own-data test set: robustness 1, 1, 0, 0, 1, 0.5."""
+
+
+def reach_data() -> Path:
+    """The REACH data directory (`resolve_data_dir`); without one, skips the calling test with
+    the reason and where to get the data (collection never needs the data)."""
+    try:
+        return resolve_data_dir()
+    except DataNotFoundError as exc:
+        pytest.skip(f"needs the REACH data: {exc}")
 
 
 @pytest.fixture(scope="session")
@@ -37,3 +48,23 @@ def own_trials(tmp_path_factory):
         return path, document
 
     return write
+
+
+def child_pids(pid: int) -> set[int]:
+    """The processes `pid` started that are still its children (Linux: /proc/PID/task/*/children)."""
+    found = set()
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found |= {int(child) for child in children.read_text().split()}
+        except OSError:  # the thread ended meanwhile
+            continue
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` exists and has not ended (a zombie, ended but not reaped, has)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"

@@ -17,18 +17,17 @@ import trimesh
 import yaml
 
 from ipcgrasp import GraspObject, SimParams, robustness, simulate_grasp
-from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.geometry.mesh import MeshError
 from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.params import SimParamsError
 from ipcgrasp.grasp.pose import PoseError
 from ipcgrasp.io import write_json_atomic
 
+from .conftest import reach_data
 from .workflow.conftest import dry_run
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-DATA = resolve_data_dir()
 
 
 def cube(mass=0.01) -> GraspObject:
@@ -130,8 +129,13 @@ def ipcgrasp(*args, cwd=REPO):
                           timeout=120)
 
 
+def cube_mesh() -> Path:
+    """The REACH data's 3 cm cube (the test skips without the data)."""
+    return reach_data() / "object_meshes/cube_3cm.obj"
+
+
 def cube_args(*extra):
-    return ("--data", DATA, "--object", "cube_3cm", "--grasp", 0, *extra)
+    return ("--data", reach_data(), "--object", "cube_3cm", "--grasp", 0, *extra)
 
 
 @pytest.fixture
@@ -144,7 +148,8 @@ def a_file(tmp_path):
 CLI = {
     "NaN Young's modulus": (lambda tmp, f: ("simulate", *cube_args("--E", "nan")), r"SimParams\.E must be.*finite"),
     "negative friction": (lambda tmp, f: ("simulate", *cube_args("--mu", "-0.2")), r"SimParams\.mu must be"),
-    "grasp index out of range": (lambda tmp, f: ("simulate", "--data", DATA, "--object", "cube_3cm", "--grasp", 99),
+    "grasp index out of range": (lambda tmp, f: ("simulate", "--data", reach_data(), "--object", "cube_3cm",
+                                                 "--grasp", 99),
                                  "grasp index 99 out of range"),
     "JSON output is a directory": (lambda tmp, f: ("simulate", *cube_args("--json", tmp)),
                                    r"argument --json: .*test_cli_JSON_output_is_a_di\w* is a directory; fix"),
@@ -160,16 +165,16 @@ CLI = {
                                r"argument --png: .*unsupported file type '.jpg'; fix: end the name with \.png"),
     "quality raster too large": (lambda tmp, f: ("quality", *cube_args("--resolution", "1e-7")),
                                  r"--resolution 1e-07: a silhouette of .* pixels .* fix: a resolution of at least"),
-    "generate into a file": (lambda tmp, f: ("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj", "--mass",
+    "generate into a file": (lambda tmp, f: ("generate", "--mesh", cube_mesh(), "--mass",
                                              "0.003", "--n", 1, "--out", f), r"argument --out: .*notes.txt is a file; fix: give a directory"),
-    "generate with the mass in grams": (lambda tmp, f: ("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj",
+    "generate with the mass in grams": (lambda tmp, f: ("generate", "--mesh", cube_mesh(),
                                                         "--mass", "3", "--n", 1, "--out", tmp / "out"),
                                         r"cube_3cm: mass 3 kg .* outside the plausible .*\(not g\)"),
     "registry that is not YAML": (lambda tmp, f: ("objects", "--registry", f.with_name("bad.yaml")),
                                   r"bad.yaml: not valid YAML \(.*line"),
     "registry with an object twice": (lambda tmp, f: ("objects", "--registry", tmp / "twice.yaml"),
                                       r"twice.yaml: objects\.cube: the key is given twice .*fix: keep one of them"),
-    "gripper with a NaN plate gap": (lambda tmp, f: ("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj",
+    "gripper with a NaN plate gap": (lambda tmp, f: ("generate", "--mesh", cube_mesh(),
                                                      "--mass", "0.003", "--n", 1, "--out", tmp / "out", "--gripper",
                                                      tmp / "nan_gap.yaml"),
                                      r"nan_gap.yaml: backing\.gap: nan is not a finite number; fix: give a number"),
@@ -193,6 +198,19 @@ def test_cli(case, tmp_path, a_file):
     assert any(re.search(message, line) for line in lines), result.stderr
     assert "Traceback" not in result.stderr
     assert a_file.read_text() == "keep"
+
+
+def test_without_the_reach_data_its_cases_skip_naming_it_and_the_others_run(tmp_path):
+    """This file collected and run where there is no REACH data: no collection error; a case
+    that needs the data skips with the reason and where to get it, one that does not runs."""
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", __file__, "-k",
+                             "test_generate_refuses_a_folder_of_other_files or (test_cli and registry)"],
+                            env={**os.environ, "IPCGRASP_DATA": str(tmp_path / "no_data")}, cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "2 passed, 2 skipped" in result.stdout
+    assert re.search(r"SKIPPED \[2\] .*needs the REACH data: .*no_data \(\$IPCGRASP_DATA\) is not a REACH data "
+                     r"directory.*ipcgrasp data fetch", result.stdout), result.stdout[-3000:]
 
 
 def test_cli_fetch_into_a_populated_directory_deletes_nothing(tmp_path):
@@ -278,7 +296,7 @@ def test_the_atomic_writer_leaves_a_fifo_alone(tmp_path):
 @pytest.mark.parametrize("shards", [(), ("--shard-size", 1)], ids=["one process", "snakemake jobs"])
 def test_generate_refuses_a_folder_of_other_files(tmp_path, shards):
     files = kept(tmp_path / "index.csv", tmp_path / "grasp_0000.png")
-    result = ipcgrasp("generate", "--mesh", DATA / "object_meshes/cube_3cm.obj", "--mass", "0.003", "--n", 1,
+    result = ipcgrasp("generate", "--mesh", cube_mesh(), "--mass", "0.003", "--n", 1,
                       "--out", tmp_path, *shards)
     refused_before_work(result, rf"{tmp_path}: not empty and not made by `ipcgrasp generate` \(no dataset.json\); "
                                 "fix: give a new or empty output directory", files)

@@ -10,6 +10,9 @@ from pathlib import Path
 
 from ipcgrasp import __version__
 
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, as the shell reports a process SIGINT ended)."""
+
 
 def _cmd_data_where(args) -> int:
     from ipcgrasp.data.location import resolve_data_dir
@@ -548,7 +551,8 @@ def _non_negative_int(text: str) -> int:
 def _generate_with_snakemake(args) -> int:
     """`generate` as Snakemake jobs (workflow/generate.smk, one per --shard-size grasps): the
     settings go to OUT/generate.yaml, which every job reads; snakemake runs from the repository
-    root, on --profile's executor or locally on --workers cores."""
+    root, on --profile's executor or locally on --workers cores, and reruns the shards an
+    interrupted run left incomplete (the same command resumes)."""
     import subprocess
 
     import yaml
@@ -567,7 +571,7 @@ def _generate_with_snakemake(args) -> int:
     generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
     config_file = write_bytes_atomic(out / GENERATE_CONFIG, yaml.safe_dump(config, sort_keys=False).encode())
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "workflow" / "generate.smk"),
-               "--configfile", str(config_file)]
+               "--configfile", str(config_file), "--rerun-incomplete"]
     profile = str(Path(args.profile).resolve()) if args.profile and Path(args.profile).is_dir() else args.profile
     command += ["--profile", profile] if profile else ["--cores", str(args.workers)]
     print(" ".join(command), flush=True)
@@ -575,13 +579,23 @@ def _generate_with_snakemake(args) -> int:
 
 
 def _cmd_generate(args) -> int:
-    import numpy as np
-
-    from ipcgrasp.dataset.records import check_dataset_directory
+    from ipcgrasp.dataset.records import check_dataset_directory, record_files
 
     check_dataset_directory(args.out)
-    if args.shard_size is not None:
-        return _generate_with_snakemake(args)
+    try:
+        if args.shard_size is not None:
+            return _generate_with_snakemake(args)
+        return _generate(args)
+    except KeyboardInterrupt:
+        written = len(record_files(args.out))
+        print(f"ipcgrasp: interrupted; {written} of {args.n} grasp record(s) written to {args.out}; run the same "
+              "command to resume", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _generate(args) -> int:
+    """`generate` in this process (`generate_dataset` with --workers processes)."""
+    import numpy as np
 
     from ipcgrasp import GraspObject, SimParams
     from ipcgrasp.dataset import generate_dataset
@@ -850,6 +864,9 @@ def main(argv: list[str] | None = None) -> int:
         message = str(exc) if getattr(exc, "keeps_lines", False) else _one_line(exc)
         print(f"ipcgrasp: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("ipcgrasp: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,7 +1,14 @@
 """`ipcgrasp generate` end to end on a small box: real simulated trials, records, pictures and the
-index; a rerun skips them; bad meshes and arguments are clear errors."""
+index; a rerun skips them; bad meshes and arguments are clear errors; killed or interrupted
+(Ctrl-C), it leaves no worker process running and no partial file."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -12,9 +19,12 @@ from PIL import Image
 import ipcgrasp.grasp.simulate
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import records as records_module
-from ipcgrasp.dataset.records import read_records
+from ipcgrasp.dataset.records import read_records, record_files
+
+from ..conftest import child_pids, running
 
 MU, CLOSE_FORCE, MASS = 0.4, 20.0, 0.05
+IPCGRASP = Path(sys.executable).with_name("ipcgrasp")
 
 
 @pytest.fixture
@@ -95,3 +105,51 @@ def test_bad_arguments_are_exit_2(box_mesh, tmp_path, capsys, bad):
         main(["generate", *[x for kv in argv.items() for x in kv]])
     assert exit_.value.code == 2
     assert "usage: ipcgrasp generate" in capsys.readouterr().err
+
+
+def generate_in_the_background(box_mesh, out) -> tuple[subprocess.Popen, set[int]]:
+    """`ipcgrasp generate --workers 2` in its own process group (as a terminal runs it), once its
+    two pool workers run: (the process, the workers' pids)."""
+    process = subprocess.Popen([str(IPCGRASP), "generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n", "2",
+                                "--trials", "2", "--workers", "2", "--no-images", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while len(workers := child_pids(process.pid)) < 2 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if len(workers) < 2:
+        process.kill()
+        raise AssertionError("generate started no 2 workers: " + " ".join(process.communicate()))
+    time.sleep(2.0)  # the workers' initializer has run; their first trials are under way
+    return process, workers
+
+
+def wait_until_ended(pids, timeout: float) -> set[int]:
+    """The pids still running after `timeout` s (empty as soon as none is)."""
+    deadline = time.monotonic() + timeout
+    while (alive := {pid for pid in pids if running(pid)}) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return alive
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads processes from Linux /proc")
+def test_killing_generate_ends_its_pool_workers(box_mesh, tmp_path):
+    process, workers = generate_in_the_background(box_mesh, tmp_path / "grasps")
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not wait_until_ended(workers, timeout=5), "pool workers kept running after generate was killed"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads processes from Linux /proc")
+def test_ctrl_c_of_generate_says_how_far_it_got_and_how_to_resume(box_mesh, tmp_path):
+    out = tmp_path / "grasps"
+    process, workers = generate_in_the_background(box_mesh, out)
+    os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole process group
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    written = len(record_files(out))
+    assert stderr.strip().splitlines()[-1] == (f"ipcgrasp: interrupted; {written} of 2 grasp record(s) written to "
+                                               f"{out}; run the same command to resume")
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert not wait_until_ended(workers, timeout=5), "pool workers kept running after Ctrl-C"
+    assert len(read_records(out)) == written  # every record there is whole and valid
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]  # no half-written file left behind

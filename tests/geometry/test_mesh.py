@@ -123,12 +123,25 @@ def test_open_or_inside_out_mesh_has_no_mass_properties():
         mass_properties(inside_out, 0.1)
 
 
-def test_millimetre_mesh_gets_the_scale_hint(tmp_path):
-    path = write(cube(30.0), tmp_path / "cube_mm.obj")
+@pytest.mark.parametrize("side, unit, scale, size, other", [
+    (3.0, "centimetres", 0.01, "30 x 30 x 30 mm",
+     "If the file is in millimetres, scale by 0.001 instead (3 x 3 x 3 mm)"),
+    (30.0, "millimetres", 0.001, "30 x 30 x 30 mm",
+     "If the file is in centimetres, scale by 0.01 instead (300 x 300 x 300 mm)"),
+], ids=["3 cm cube in cm", "3 cm cube in mm"])
+def test_a_centimetre_or_millimetre_mesh_gets_the_scale_that_makes_it_an_object(tmp_path, side, unit, scale, size,
+                                                                                  other):
+    """A 3 cm cube exported in centimetres (3 units across) or millimetres (30): the hint names
+    the unit that gives a graspable object, the fix's scale and the size it gives, then the other
+    unit's."""
+    path = write(cube(side), tmp_path / "cube.obj")
     with pytest.raises(MeshError) as err:
         load_object_mesh(path)
     message = str(err.value)
-    assert "cube_mm.obj" in message and "millimetres" in message and "apply_scale(0.001)" in message
+    assert "cube.obj" in message
+    assert f"It looks like {unit}: scaled by {scale:g} it measures {size}; fix: convert to metres, e.g. " \
+           f"`mesh.apply_scale({scale:g})`" in message
+    assert other in message
 
 
 def test_tiny_and_huge_meshes_are_rejected():

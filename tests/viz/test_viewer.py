@@ -1,6 +1,11 @@
 """`ipcgrasp view`'s server: it starts on localhost, serves the viewer page and sends the scene
-(every body's mesh) to a browser that connects, and stops."""
+(every body's mesh) to a browser that connects, and stops; it refuses requests for another Host
+and websocket handshakes from another Origin."""
 
+import base64
+import logging
+import os
+import socket
 import time
 import urllib.request
 
@@ -14,7 +19,7 @@ import zstandard
 from websockets.sync.client import connect
 
 from ipcgrasp.grasp.trajectory import PHASES
-from ipcgrasp.viz.viewer import serve_trajectory
+from ipcgrasp.viz.viewer import RequestGuard, serve_trajectory
 
 
 def _trajectory(steps=3):
@@ -65,3 +70,65 @@ def test_viewer_needs_vertex_positions():
     ds = _trajectory().drop_vars(["vertices_object", "vertices_pad0", "vertices_pad1"])
     with pytest.raises(ValueError, match="--vertices"):
         serve_trajectory(ds, port=0)
+
+
+def _status(port: int, headers: dict[str, str], websocket: bool = False) -> int:
+    """The HTTP status the server answers `GET /` with these headers (and, with `websocket`, a
+    websocket upgrade's), sent raw so that Host and Origin are exactly these."""
+    if websocket:
+        headers = {**headers, "Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13",
+                   "Sec-WebSocket-Key": base64.b64encode(os.urandom(16)).decode(),
+                   "Sec-WebSocket-Protocol": f"viser-v{viser.__version__}"}
+    request = "GET / HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request.encode())
+        reply = b""
+        while b"\r\n" not in reply:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return int(reply.split(b" ", 2)[1])
+
+
+def test_viewer_answers_only_its_own_host_and_origin(caplog):
+    server = serve_trajectory(_trajectory(), port=0)
+    try:
+        port = server.get_port()
+        caplog.set_level(logging.WARNING, logger="ipcgrasp.viz.viewer")
+        for name in ("127.0.0.1", "localhost", "LOCALHOST", "[::1]"):
+            assert _status(port, {"Host": f"{name}:{port}"}) == 200, name
+        assert not caplog.records
+        # DNS rebinding: the page's own name, now resolving to 127.0.0.1; another port; no Host
+        for headers in ({"Host": f"evil.example:{port}"}, {"Host": f"127.0.0.1:{port + 1}"}, {"Host": "127.0.0.1"},
+                        {}):
+            assert _status(port, headers) == 403, headers
+        assert _status(port, {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"},
+                       websocket=True) == 403
+        message = caplog.records[0].getMessage()
+        assert message.startswith("ipcgrasp view: refused / from 127.0.0.1: Host 'evil.example:") and \
+            f"open the viewer at http://127.0.0.1:{port}/" in message
+        caplog.clear()
+        # the viewer's own page, and clients that send no Origin, open the websocket
+        for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}", None):
+            headers = {"Host": f"127.0.0.1:{port}"} | ({"Origin": origin} if origin else {})
+            assert _status(port, headers, websocket=True) == 101, origin
+        # cross-site websocket hijacking: a page of another site, a sandboxed page, another port
+        for origin in ("http://evil.example", f"http://evil.example:{port}", "null", f"http://127.0.0.1:{port + 1}",
+                       f"file://127.0.0.1:{port}"):
+            assert _status(port, {"Host": f"127.0.0.1:{port}", "Origin": origin}, websocket=True) == 403, origin
+        assert len(caplog.records) == 5
+        assert "websocket Origin 'http://evil.example' is not a page of this server" in caplog.records[0].getMessage()
+    finally:
+        server.stop()
+
+
+def test_on_every_interface_the_viewer_takes_ip_addresses_and_the_machines_name_but_no_other_name():
+    guard = RequestGuard("0.0.0.0")
+    for host in ("192.168.1.20:8080", "[fe80::1]:8080", f"{socket.gethostname()}:8080", "localhost:8080"):
+        assert guard.accepts(host, 8080), host
+    for host in ("evil.example:8080", "192.168.1.20:8081", "192.168.1.20"):
+        assert not guard.accepts(host, 8080), host
+    local = RequestGuard("127.0.0.1")
+    assert not local.accepts("192.168.1.20:8080", 8080) and local.accepts("localhost", 80)
+    assert RequestGuard("my-box.lan").accepts("My-Box.lan:8080", 8080)

@@ -4,7 +4,9 @@ copy of the repository: conftest.dry_run)."""
 import base64
 import json
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -204,3 +206,23 @@ def test_a_study_interrupted_in_the_repository_neither_fails_the_dry_runs_nor_is
                               cwd=repository, capture_output=True, text=True, timeout=300)
     log = in_place.stdout + in_place.stderr
     assert in_place.returncode != 0 and "IncompleteFilesException" in log and LOST_CELL in log, log[-2000:]
+
+
+def test_run_sh_study_after_ctrl_c_plans_the_interrupted_job_again(tmp_path):
+    """After Ctrl-C snakemake has released its locks but left the interrupted job's outputs
+    marked incomplete; `./run.sh study` run again (here as a dry run, with the test's environment
+    as run.sh's .venv) plans that job again instead of stopping with IncompleteFilesException, as
+    the README's "Resuming" says."""
+    repository = interrupted_study(copy_of_the_repository(tmp_path / "repository"))
+    shutil.rmtree(repository / ".snakemake/locks")  # Ctrl-C releases the locks; the incomplete markers stay
+    venv = repository / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    for name, target in (("python", sys.executable), ("snakemake", SNAKEMAKE)):
+        (venv / "bin" / name).write_text(f'#!/bin/sh\nexec "{target}" "$@"\n')
+        (venv / "bin" / name).chmod(0o755)
+    (venv / ".installed").touch()  # newer than pyproject.toml: run.sh installs nothing
+    result = subprocess.run(["./run.sh", "study", "--configfile", "config/smoke.yaml", "-n"], cwd=repository,
+                            capture_output=True, text=True, timeout=300)
+    log = result.stdout + result.stderr
+    assert result.returncode == 0 and "IncompleteFilesException" not in log, log[-3000:]
+    assert job_counts(result.stdout)["grid_row"] == 1 and LOST_CELL in result.stdout

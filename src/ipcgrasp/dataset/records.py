@@ -20,7 +20,7 @@ import math
 import os
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib.resources import files
@@ -40,6 +40,7 @@ from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.perturbation import trial_seed
 from ipcgrasp.grasp.simulate import Robustness, run_trial
 from ipcgrasp.io import write_bytes_atomic, write_json_atomic
+from ipcgrasp.workers import process_pool
 
 __all__ = [
     "DATASET_FILE",
@@ -57,6 +58,7 @@ __all__ = [
     "load_schema",
     "mesh_sha256",
     "read_records",
+    "record_files",
     "record_stem",
     "trial_entry",
     "validate_record",
@@ -180,10 +182,15 @@ def grasp_record(index: int, obj: GraspObject, object_pose, candidate: GraspCand
     }
 
 
+def record_files(directory: str | os.PathLike) -> list[Path]:
+    """The grasp record files (`grasp_*.json`) in `directory`, sorted, unread."""
+    return sorted(Path(directory).glob("grasp_*.json"))
+
+
 def read_records(directory: str | os.PathLike) -> dict[int, dict]:
-    """Every grasp record (`grasp_*.json`) in `directory`, validated, by index."""
+    """Every grasp record (`record_files`) in `directory`, validated, by index."""
     records = {}
-    for path in sorted(Path(directory).glob("grasp_*.json")):
+    for path in record_files(directory):
         try:
             record = load_json(path)
         except DocumentError as exc:
@@ -399,13 +406,10 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
         for i, k, job in jobs:
             finish(i, k, *_run_trial(job))
     else:
-        pool = ProcessPoolExecutor(min(workers, len(jobs)))
-        try:
+        with process_pool(min(workers, len(jobs))) as pool:
             futures = {pool.submit(_run_trial, job): (i, k) for i, k, job in jobs}
             for future in as_completed(futures):
                 finish(*futures[future], *future.result())
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
     if grasps is None:
         write_index(directory, records.values())
     return Generation(directory, sampling, written, skipped, records, time.perf_counter() - started)

@@ -25,6 +25,11 @@ contact resolution. The grasp sampler keeps no contacts closer than this, and a 
 this in every direction (largest bounding-box side) is refused."""
 MAX_DIAGONAL = 2.0
 """Largest accepted bounding-box diagonal (m)."""
+TYPICAL_OBJECT_SIZE = 0.05
+"""Largest bounding-box side (m) of a typical graspable object: of the file units a mesh too large
+for metres may be in (UNIT_SCALES), the hint names first the one that brings it nearest this."""
+UNIT_SCALES = {"centimetres": 0.01, "millimetres": 0.001}
+"""File units a mesh too large for metres may be in, with the scale that converts each to metres."""
 DEGENERATE_AREA = 1e-12
 """A face is degenerate when its area is below this fraction of the squared bounding-box diagonal."""
 
@@ -99,8 +104,9 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
     surface stays closed); closed two-manifold surface (every edge in exactly two faces);
     consistent winding (re-oriented when inconsistent); positive enclosed volume (all faces
     flipped when the surface is consistently inside-out); bounding-box diagonal between
-    MAX_DIAGONAL metres (a millimetre file gets a hint), largest side at least MIN_GRASP_WIDTH. Each repair emits a
-    `MeshRepairWarning`; an unusable mesh raises `MeshError`. The repaired copy is `report.mesh`.
+    MAX_DIAGONAL metres (a centimetre or millimetre file gets a hint naming the scale), largest
+    side at least MIN_GRASP_WIDTH. Each repair emits a `MeshRepairWarning`; an unusable mesh
+    raises `MeshError`. The repaired copy is `report.mesh`.
     """
     if not isinstance(mesh, trimesh.Trimesh):
         raise MeshError(f"{name}: expected a trimesh.Trimesh, got {type(mesh).__name__}")
@@ -155,13 +161,9 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
         raise MeshError(f"{name}: the surface encloses zero volume; fix: export the solid object, not a sheet")
 
     if diagonal > MAX_DIAGONAL:
-        hint = ""
-        if diagonal * 1e-3 <= MAX_DIAGONAL and max(mesh.extents) * 1e-3 >= MIN_GRASP_WIDTH:
-            hint = (f" It looks like millimetres (scaled by 0.001 the diagonal is {diagonal * 1e-3:.4g} m);"
-                    " fix: convert to metres, e.g. `mesh.apply_scale(0.001)` or re-export in metres.")
         raise MeshError(
             f"{name}: bounding-box diagonal {diagonal:.4g} m is larger than {MAX_DIAGONAL} m, "
-            f"too large for a graspable object; meshes must be in metres.{hint}")
+            f"too large for a graspable object; meshes must be in metres.{_unit_hint(mesh.extents)}")
     if max(mesh.extents) < MIN_GRASP_WIDTH:
         raise MeshError(
             f"{name}: largest bounding-box side {max(mesh.extents):.4g} m is below {MIN_GRASP_WIDTH} m, the "
@@ -181,6 +183,28 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
         repairs=tuple(repairs),
         mesh=mesh,
     )
+
+
+def _unit_hint(extents: np.ndarray) -> str:
+    """For a mesh too large to be in metres (bounding-box side lengths `extents`, in file units):
+    the file units of UNIT_SCALES whose conversion gives an acceptable object, the one nearest
+    TYPICAL_OBJECT_SIZE first, each with the size (mm) its fix gives; "" when none does."""
+    extents = np.asarray(extents, dtype=float)
+    fits = [(unit, scale) for unit, scale in UNIT_SCALES.items()
+            if np.linalg.norm(extents) * scale <= MAX_DIAGONAL and extents.max() * scale >= MIN_GRASP_WIDTH]
+    if not fits:
+        return ""
+    fits.sort(key=lambda fit: abs(math.log(extents.max() * fit[1] / TYPICAL_OBJECT_SIZE)))
+
+    def size(scale: float) -> str:
+        return " x ".join(f"{side * scale * 1e3:.4g}" for side in extents) + " mm"
+
+    (unit, scale), *others = fits
+    hint = (f" It looks like {unit}: scaled by {scale:g} it measures {size(scale)}; fix: convert to metres, e.g. "
+            f"`mesh.apply_scale({scale:g})`, or re-export in metres.")
+    for unit, scale in others:
+        hint += f" If the file is in {unit}, scale by {scale:g} instead ({size(scale)})."
+    return hint
 
 
 def _check_finite_vertices(vertices: np.ndarray, name: str) -> None:

@@ -14,7 +14,6 @@ import os
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,6 +26,7 @@ from ipcgrasp.grasp.params import SimParams, trial_count
 from ipcgrasp.grasp.perturbation import perturb_grasp, trial_seed
 from ipcgrasp.grasp.pose import rigid_pose
 from ipcgrasp.grasp.procedure import GraspProcedure
+from ipcgrasp.workers import process_pool
 
 
 @dataclass
@@ -154,7 +154,7 @@ def robustness(obj: GraspObject, object_pose, grasp_pose, params: SimParams | No
             if on_trial:
                 on_trial(results[-1])
     else:
-        with ProcessPoolExecutor(workers) as pool:
+        with process_pool(workers) as pool:
             for result in pool.map(_trial, jobs):
                 results.append(result)
                 if on_trial:
