@@ -3,6 +3,7 @@ backing plates, tetrahedralisation (DESIGN.md section 1)."""
 
 from ipcgrasp.geometry.mesh import (
     MassProperties,
+    MeshCheckWarning,
     MeshError,
     MeshRepairWarning,
     MeshReport,
@@ -15,6 +16,7 @@ from ipcgrasp.geometry.tetra import PadMesh, TetMeshError, make_pad, shape_pad, 
 
 __all__ = [
     "MassProperties",
+    "MeshCheckWarning",
     "MeshError",
     "MeshRepairWarning",
     "MeshReport",
