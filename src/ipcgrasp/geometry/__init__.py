@@ -9,6 +9,7 @@ from ipcgrasp.geometry.mesh import (
     MeshReport,
     load_object_mesh,
     mass_properties,
+    surface_sha256,
     validate_mesh,
 )
 from ipcgrasp.geometry.pads import PAD_KINDS, PadShape, backing_plate, pad_outline, pad_surface
@@ -32,6 +33,7 @@ __all__ = [
     "pad_surface",
     "shape_pad",
     "surface_pad",
+    "surface_sha256",
     "tet_volumes",
     "tetrahedralize",
     "validate_mesh",

@@ -9,6 +9,7 @@ inverted winding, zero-area faces whose removal keeps the surface closed); every
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 import os
@@ -209,6 +210,13 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
         repairs=tuple(repairs),
         mesh=mesh,
     )
+
+
+def surface_sha256(mesh: trimesh.Trimesh) -> str:
+    """SHA-256 of a surface: its float64 vertices (m) then its int64 faces, C order."""
+    digest = hashlib.sha256(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
+    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).tobytes())
+    return digest.hexdigest()
 
 
 def _check_one_component(mesh: trimesh.Trimesh, name: str) -> None:
