@@ -113,7 +113,8 @@ def _forked(function, workdir: str, output: str | None = None,
     leaves with os._exit, so neither reaches the caller; it dumps no core and no faulthandler
     traceback when it aborts. `output`: a file name in `workdir` that
     receives the child's standard output and error (file descriptors 1 and 2, so C code's
-    printf too, flushed before the child leaves). `timeout` (s): the child is killed after it.
+    printf too, flushed before the child leaves). `timeout` (s): the child is killed after it,
+    and when the wait is interrupted (the exception goes on).
 
     Returns ("ok", function's result), ("error", "Type: message") when it raised, ("died",
     wait status) when the child ended without reporting, or ("timeout", seconds).
@@ -155,6 +156,10 @@ def _forked(function, workdir: str, output: str | None = None,
             if not chunk:
                 break
             chunks.append(chunk)
+    except BaseException:  # e.g. Ctrl-C while waiting: the child goes with the caller
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     finally:
         os.close(read_end)
     _, wait_status = os.waitpid(pid, 0)
@@ -165,7 +170,7 @@ def _forked(function, workdir: str, output: str | None = None,
 
 SELF_INTERSECTION_TIMEOUT = 300.0
 """Longest TetGen's self-intersection diagnosis may take (s) before `self_intersections` gives
-up without a verdict; it takes about 3 s for an 82,000-triangle sphere."""
+up without a verdict; it takes about 5 s for an 82,000-triangle sphere."""
 
 
 @dataclass(frozen=True)
