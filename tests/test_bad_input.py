@@ -122,6 +122,29 @@ def test_object_too_small_for_the_pads():
         GraspObject.from_mesh(trimesh.creation.box(extents=(1.5e-3,) * 3), 1e-5, "speck")
 
 
+def boxes(*placed) -> trimesh.Trimesh:
+    """One mesh of several boxes, each (side in m, centre in m)."""
+    return trimesh.util.concatenate([trimesh.creation.box(extents=(side,) * 3).apply_translation(centre)
+                                     for side, centre in placed])
+
+
+SHELLS = {  # one mesh, several closed surfaces: what a careless export gives
+    "two disjoint boxes": boxes((0.03, (0, 0, 0)), (0.03, (0.1, 0, 0))),
+    "two overlapping shells": boxes((0.03, (0, 0, 0)), (0.03, (0.015, 0, 0))),  # trimesh: 54 cm^3 for 40.5
+    "a nested inner shell": boxes((0.03, (0, 0, 0)), (0.01, (0, 0, 0))),
+}
+
+
+@pytest.mark.parametrize("case", SHELLS)
+def test_object_of_several_solids(case, tmp_path):
+    path = tmp_path / "shells.stl"
+    SHELLS[case].export(path)
+    with pytest.raises(MeshError, match=rf"^{path}: the mesh is 2 separate closed surfaces, not one solid \(27 cm\^3 "
+                                        r"in 12 faces, x -15..15, y -15..15, z -15..15 mm; .*fix: export one solid"):
+        GraspObject.from_file(path, 0.05)
+    GraspObject.from_mesh(boxes((0.03, (0, 0, 0))), 0.05, "one box")  # the first box alone is accepted
+
+
 # ---------------------------------------------------------------- command line (items 1-6)
 
 def ipcgrasp(*args, cwd=REPO):
@@ -301,6 +324,16 @@ def test_generate_refuses_a_folder_of_other_files(tmp_path, shards):
     refused_before_work(result, rf"{tmp_path}: not empty and not made by `ipcgrasp generate` \(no dataset.json\); "
                                 "fix: give a new or empty output directory", files)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grasp_0000.png", "index.csv"]
+
+
+def test_generate_refuses_a_mesh_of_two_solids_before_writing_anything(tmp_path):
+    mesh = tmp_path / "two_boxes.stl"
+    SHELLS["two disjoint boxes"].export(mesh)
+    files = kept(tmp_path / "notes.txt")
+    result = ipcgrasp("generate", "--mesh", mesh, "--mass", "0.05", "--n", 1, "--out", tmp_path / "out")
+    refused_before_work(result, rf"{mesh}: the mesh is 2 separate closed surfaces, not one solid .* fix: export one "
+                                "solid: .* boolean union", files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "two_boxes.stl"]
 
 
 # ---------------------------------------------------------------- the study: snakemake -n (item 1)

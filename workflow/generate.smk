@@ -10,7 +10,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR
+from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR, check_resume
 from ipcgrasp.dataset.shards import generation_inputs, n_shards, shard_path
 from ipcgrasp.documents import DocumentError, load_yaml
 
@@ -20,8 +20,8 @@ try:  # snakemake's own reader keeps a repeated key's last value and expands ali
 except DocumentError as exc:
     raise WorkflowError(f"config file {exc}") from None
 validate(config, schema="schemas/generate.schema.yaml")
-try:
-    generation_inputs(config)  # the mesh, mass and simulator settings, checked before any job
+try:  # the mesh, mass, gripper and simulator settings, and records made with others, checked before any job
+    check_resume(config["out"], *generation_inputs(config), config["trials"], config["seed"])
 except (OSError, ValueError) as exc:
     raise WorkflowError(f"generate config: {exc}") from None
 OUT = Path(config["out"])

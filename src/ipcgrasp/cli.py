@@ -557,7 +557,7 @@ def _generate_with_snakemake(args) -> int:
 
     import yaml
 
-    from ipcgrasp.dataset.records import GENERATE_CONFIG
+    from ipcgrasp.dataset.records import GENERATE_CONFIG, check_resume
     from ipcgrasp.dataset.shards import generation_inputs
     from ipcgrasp.io import write_bytes_atomic
     from ipcgrasp.paths import REPO_ROOT
@@ -568,7 +568,8 @@ def _generate_with_snakemake(args) -> int:
               "images": not args.no_images, "E": args.E, "mu": args.mu, "close_rule": args.close_rule,
               "gripper": str(Path(args.gripper).resolve()) if Path(args.gripper).is_file() else args.gripper,
               "jaw": args.jaw, "critical_mass": args.critical_mass}
-    generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
+    obj, params, gripper = generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
+    check_resume(out, obj, params, gripper, args.trials, args.seed)  # as do records made with other settings
     config_file = write_bytes_atomic(out / GENERATE_CONFIG, yaml.safe_dump(config, sort_keys=False).encode())
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "workflow" / "generate.smk"),
                "--configfile", str(config_file), "--rerun-incomplete"]

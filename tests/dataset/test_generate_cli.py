@@ -20,6 +20,8 @@ import ipcgrasp.grasp.simulate
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import records as records_module
 from ipcgrasp.dataset.records import read_records, record_files
+from ipcgrasp.grasp.description import load_description
+from ipcgrasp.grasp.outcome import GraspResult
 
 from ..conftest import child_pids, running
 
@@ -70,6 +72,34 @@ def test_generate_labels_grasps_of_a_box_and_a_rerun_skips_them(box_mesh, tmp_pa
     assert "wrote 0 grasp record(s)" in rerun and "(2 already there)" in rerun
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.name != "index.csv"} == before
     assert list(pd.read_csv(out / "index.csv")["index"]) == [0, 1]
+
+
+def test_generate_resumes_with_the_same_gripper_file_and_refuses_an_edited_one(box_mesh, tmp_path, capsys,
+                                                                             monkeypatch):
+    calls = []
+
+    def instant(obj, object_pose, grasp_pose, params=None, seed=0, record=(), gripper=None):
+        calls.append(seed)
+        return GraspResult(success=True, reason="held after lift", seed=seed, close_forces=(20.0, 20.0))
+
+    monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp", instant)
+    description = tmp_path / "my_gripper.yaml"
+    description.write_text(load_description("franka_hand").path.read_text())
+    out = tmp_path / "grasps"
+    argv = ["generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n", "1", "--trials", "1", "--no-images",
+            "--gripper", str(description), "--out", str(out)]
+    assert main(argv) == 0 and len(calls) == 1
+    assert main(argv) == 0 and len(calls) == 1  # the same file: the grasp already there is skipped
+    assert "(1 already there)" in capsys.readouterr().out
+
+    description.write_text(description.read_text().replace("force_limit: 70.0", "force_limit: 25.0"))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for sharding in ([], ["--shard-size", "1"]):  # one process; Snakemake jobs (refused before generate.yaml)
+        assert main(argv + sharding) == 2
+        err = capsys.readouterr().err
+        assert f"{out / 'dataset.json'}: the records in {out} were made with different 'gripper.settings_sha256'" in err
+        assert "fix: write into a new output directory" in err
+        assert len(calls) == 1 and {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
 def test_a_mesh_with_a_hole_is_an_error_naming_the_file_and_the_fix(tmp_path, capsys):

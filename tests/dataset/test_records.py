@@ -4,7 +4,10 @@ labelling run (resuming, failed trials, settings checks) with an instant stand-i
 import copy
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 
 import jsonschema
 import numpy as np
@@ -25,6 +28,7 @@ from ipcgrasp.dataset.records import (
     read_records,
     validate_record,
 )
+from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
@@ -215,7 +219,7 @@ def test_an_interrupted_run_keeps_the_finished_records_and_resumes(box, tmp_path
 
 
 @pytest.mark.parametrize("change, key", [({"seed": 5}, "seed"), ({"n_trials": 3}, "trials"),
-                                         ({"params": SimParams(mu=0.5)}, "params")])
+                                         ({"params": SimParams(mu=0.5)}, "params.mu")])
 def test_a_directory_made_with_other_settings_is_refused(box, tmp_path, monkeypatch, change, key):
     _generate(box, tmp_path, monkeypatch, FakeSimulator(), n=1)
     with pytest.raises(RecordError, match=f"different '{key}'.*new output directory"):
@@ -252,3 +256,93 @@ def test_an_object_without_antipodal_grasps_is_an_error_naming_the_rejections(tm
         _generate(obj, tmp_path, monkeypatch, fake, n=2, sampler=SamplerSettings(max_attempts=200))
     assert not fake.calls
     assert not list(tmp_path.iterdir())  # nothing that would refuse a retry with other settings
+
+
+FRANKA = load_description("franka_hand").path.read_text()
+EDITS = {  # one value of the description file, as a user edits it under the same gripper name
+    "force limit": ("force_limit: 70.0", "force_limit: 25.0"),
+    "closing speeds": ("closing_speed: {min: 0.01, max: 0.05}", "closing_speed: {min: 0.02, max: 0.04}"),
+    "pad width": ("rectangular: {outline: rectangular, x_min: -0.0085, x_max: 0.0085, width: 0.017",
+                  "rectangular: {outline: rectangular, x_min: -0.0085, x_max: 0.0085, width: 0.012"),
+}
+
+
+def _franka_file(folder, edit=None):
+    """A copy of the shipped franka_hand description in `folder`, with EDITS[edit] applied."""
+    text = FRANKA
+    if edit is not None:
+        old, new = EDITS[edit]
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "franka_hand.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_gripper_fingerprint_is_the_description_content_in_any_process(tmp_path):
+    shipped = Gripper.from_description("franka_hand").settings_sha256()
+    assert re.fullmatch(r"[0-9a-f]{64}", shipped)
+    # the same content elsewhere, with other free text and comments: the same gripper
+    copy = _franka_file(tmp_path / "copy")
+    copy.write_text(copy.read_text().replace("source: Franka Hand datasheet", "source: my notes").replace("# ", "#"))
+    assert Gripper.from_description(copy).settings_sha256() == shipped
+    program = ("from ipcgrasp.grasp.gripper import Gripper; "
+               "print(Gripper.from_description('franka_hand').settings_sha256())")
+    other_process = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
+                                   env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert other_process.stdout.strip() == shipped
+    fingerprints = {Gripper.from_description(_franka_file(tmp_path / edit, edit)).settings_sha256() for edit in EDITS}
+    assert len(fingerprints) == len(EDITS) and shipped not in fingerprints
+    assert Gripper.from_description("franka_hand", "rounded").settings_sha256() != shipped  # the other pad
+
+
+def test_resuming_is_refused_after_the_gripper_description_changed(box, tmp_path, monkeypatch):
+    out = tmp_path / "grasps"
+    description = _franka_file(tmp_path / "gripper")
+    first = _generate(box, out, monkeypatch, FakeSimulator(), n=1, gripper=Gripper.from_description(description))
+    assert first.written == [0]
+    recorded = json.loads((out / "dataset.json").read_text())["gripper"]
+    assert recorded == {"name": "franka_hand", "pad_kind": "rectangular",
+                        "settings_sha256": Gripper.from_description(description).settings_sha256()}
+    # the same file read again: the run carries on, nothing simulated again
+    fake = FakeSimulator()
+    again = _generate(box, out, monkeypatch, fake, n=1, gripper=Gripper.from_description(description))
+    assert again.skipped == [0] and again.written == [] and not fake.calls
+
+    for edit in EDITS:
+        edited = Gripper.from_description(_franka_file(tmp_path / "gripper", edit))
+        assert (edited.name, edited.pad_kind) == ("franka_hand", "rectangular")
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+        fake = FakeSimulator()
+        refused = (rf"^{out / 'dataset.json'}: the records in {out} were made with different 'gripper.settings_sha256' "
+                   r"\('[0-9a-f]{64}', now '[0-9a-f]{64}'\); the gripper description's content .* fix: write into a "
+                   "new output directory")
+        with pytest.raises(RecordError, match=refused):
+            _generate(box, out, monkeypatch, fake, n=1, gripper=edited)
+        assert not fake.calls and {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_dataset_without_a_gripper_fingerprint_is_not_resumed(box, tmp_path, monkeypatch):
+    _generate(box, tmp_path, monkeypatch, FakeSimulator(), n=1)
+    dataset = json.loads((tmp_path / "dataset.json").read_text())
+    del dataset["gripper"]["settings_sha256"]  # as written before the field existed
+    (tmp_path / "dataset.json").write_text(json.dumps(dataset))
+    with pytest.raises(RecordError, match=r"different 'gripper.settings_sha256' \(absent, now '[0-9a-f]{64}'\)"):
+        _generate(box, tmp_path, monkeypatch, FakeSimulator(), n=1)
+
+
+def test_the_gripper_fingerprint_follows_the_content_of_a_pad_mesh_file(tmp_path):
+    text = FRANKA.replace("\npads:\n", "\npads:\n  disc: {outline: mesh, mesh: disc.stl, scale: 0.001}\n", 1)
+
+    def fingerprint(folder, radius):
+        """The fingerprint of the description `text` in `folder` beside a disc pad (mm) of `radius`."""
+        folder.mkdir()
+        disc = trimesh.creation.cylinder(radius=radius, height=3.0, sections=24).apply_translation([0.0, 0.0, -1.5])
+        disc.export(folder / "disc.stl")
+        (folder / "franka_hand.yaml").write_text(text)
+        return Gripper.from_description(folder / "franka_hand.yaml", "disc").settings_sha256()
+
+    same = fingerprint(tmp_path / "a", 8.0)
+    assert fingerprint(tmp_path / "b", 8.0) == same  # another folder, the same files
+    assert fingerprint(tmp_path / "c", 7.0) != same  # the same description, another pad in its mesh file

@@ -11,13 +11,16 @@ from pathlib import Path
 import pytest
 import trimesh
 
+import ipcgrasp.grasp.simulate
 from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import generate_dataset
 from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR, RecordError, check_dataset_directory
 from ipcgrasp.dataset.shards import generation_inputs, merge_shards, n_shards, shard_grasps
+from ipcgrasp.grasp.description import load_description
+from ipcgrasp.grasp.outcome import GraspResult
 
-from ..workflow.conftest import SNAKEMAKE, copy_of_the_repository
+from ..workflow.conftest import SNAKEMAKE, copy_of_the_repository, dry_run
 
 N, TRIALS, SEED = 3, 1, 4
 RUN_FIELDS = {"created", "wall_time"}
@@ -100,6 +103,27 @@ def test_the_workflow_run_directly_writes_into_the_folders_snakemake_made_first(
                          cwd=work, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
     assert_same_dataset(out, single)
+
+
+def test_the_workflow_refuses_records_made_with_another_gripper_content_before_any_job(mesh, tmp_path, monkeypatch):
+    """The records of a dataset folder, made with a gripper description that was edited since
+    (the same name, another force limit): `snakemake -s workflow/generate.smk` stops at parse time."""
+    description = tmp_path / "my_yumi.yaml"
+    description.write_text(load_description("yumi").path.read_text())
+    out = tmp_path / "grasps"
+    config = {"mesh": str(mesh), "mass": 0.003, "n": 1, "trials": TRIALS, "seed": SEED, "images": False,
+              "shard_size": 1, "out": str(out), "gripper": str(description)}
+    obj, params, gripper = generation_inputs(config)
+    monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp",
+                        lambda obj, object_pose, grasp_pose, params=None, seed=0, record=(), gripper=None:
+                        GraspResult(success=True, reason="held after lift", seed=seed, close_forces=(20.0, 20.0)))
+    generate_dataset(obj, out, 1, params, n_trials=TRIALS, seed=SEED, images=False, gripper=gripper, mesh=str(mesh))
+    description.write_text(description.read_text().replace("force_limit: 100.0", "force_limit: 25.0"))
+    (tmp_path / "generate.yaml").write_text(json.dumps(config))
+    run = dry_run("-s", "workflow/generate.smk", "--configfile", str(tmp_path / "generate.yaml"))
+    assert run.returncode != 0
+    assert (f"generate config: {out / 'dataset.json'}: the records in {out} were made with different "
+            "'gripper.settings_sha256'") in " ".join((run.stdout + run.stderr).split()), run.stdout + run.stderr
 
 
 def test_only_the_sharded_runs_own_folders_count_as_an_empty_dataset_directory(tmp_path):

@@ -1,6 +1,8 @@
 """Object mesh loading, validation, repairs and mass properties."""
 
+import re
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -8,7 +10,9 @@ import trimesh
 
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.geometry.mesh import MIN_GRASP_WIDTH
+from ipcgrasp.geometry.tetra import self_intersections
 from ipcgrasp.geometry import (
+    MeshCheckWarning,
     MeshError,
     MeshRepairWarning,
     load_object_mesh,
@@ -241,3 +245,83 @@ def test_a_nan_vertex_is_reported_before_trimesh_processing_drops_it(tmp_path):
 def test_mass_must_be_a_positive_real_number(cube_path, mass):
     with pytest.raises(ValueError, match="cube: mass must be a positive finite number of kilograms"):
         mass_properties(load_object_mesh(cube_path), mass, "cube")
+
+
+def shells(*placed):
+    """One mesh of several boxes, each (side in m, centre in m), as an exporter writes them."""
+    return trimesh.util.concatenate([cube(side).apply_translation(centre) for side, centre in placed])
+
+
+SEVERAL_SOLIDS = {
+    # two boxes 10 cm apart: one rigid body whose second box floats beside the first
+    "disjoint": (shells((CUBE_SIDE, (0, 0, 0)), (CUBE_SIDE, (0.1, 0, 0))),
+                 r"27 cm\^3 in 12 faces, x -15..15, y -15..15, z -15..15 mm; 27 cm\^3 in 12 faces, x 85..115"),
+    # two 3 cm boxes overlapping by half: trimesh counts 54 cm^3 for the 40.5 cm^3 of their union
+    "overlapping": (shells((CUBE_SIDE, (0, 0, 0)), (CUBE_SIDE, (0.015, 0, 0))), r"x 0..30, y -15..15"),
+    # a 1 cm box inside the 3 cm one: its volume added to the outer one's
+    "nested": (shells((CUBE_SIDE, (0, 0, 0)), (0.01, (0, 0, 0))),
+               r"; 1 cm\^3 in 12 faces, x -5..5, y -5..5, z -5..5 mm"),
+}
+
+
+@pytest.mark.parametrize("case", SEVERAL_SOLIDS)
+def test_a_mesh_of_several_solids_is_refused_naming_each_and_the_fix(tmp_path, case):
+    mesh, listed = SEVERAL_SOLIDS[case]
+    assert mesh.is_watertight and mesh.is_winding_consistent  # every check before this one passes
+    path = write(mesh, tmp_path / f"{case}.stl")
+    with pytest.raises(MeshError) as error:
+        load_object_mesh(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}: the mesh is 2 separate closed surfaces, not one solid (27 cm^3 in 12 faces")
+    assert re.search(listed, message), message
+    assert "fix: export one solid" in message and "boolean union" in message
+
+
+def test_a_mesh_of_many_solids_lists_the_largest():
+    mesh = shells(*[(0.01 + 0.002 * k, (0.03 * k, 0, 0)) for k in range(6)])
+    with pytest.raises(MeshError, match=r"^row: the mesh is 6 separate closed surfaces") as error:
+        validate_mesh(mesh, "row")
+    volumes = [float(v) for v in re.findall(r"([\d.]+) cm\^3 in", str(error.value))]
+    assert volumes == pytest.approx([8.0, 5.832, 4.096, 2.744], rel=1e-3)  # the 20, 18, 16, 14 mm boxes
+    assert "; and 2 more)" in str(error.value)
+
+
+def _pierced_sphere():
+    """An icosphere (3 cm radius) whose top vertex is pulled 5 cm down, through the bottom: one
+    closed, consistently wound surface of positive volume whose triangles cross each other."""
+    sphere = trimesh.creation.icosphere(subdivisions=2, radius=0.03)
+    vertices = sphere.vertices.copy()
+    vertices[np.argmax(vertices[:, 2])] = [0.0, 0.0, -0.05]
+    return trimesh.Trimesh(vertices, sphere.faces, process=False)
+
+
+def test_a_self_intersecting_surface_is_refused_naming_where():
+    pierced = _pierced_sphere()
+    assert pierced.is_watertight and pierced.is_winding_consistent and pierced.volume > 0
+    with pytest.raises(MeshError) as error:
+        validate_mesh(pierced, "pierced")
+    message = str(error.value)
+    assert message.startswith("pierced: the surface intersects itself: 6 of its 320 triangles cross or touch others "
+                              "(found by TetGen's diagnosis), all within x -7.886..7.886, y -8.198..8.198, "
+                              "z -50..28.86 mm"), message
+    assert "fix: remesh that region" in message
+
+
+@pytest.mark.parametrize("solid", ["cube", "subdivided cube", "cylinder", "torus", "capsule"])
+def test_single_solids_are_not_taken_for_self_intersecting(solid):
+    mesh = {"cube": lambda: cube(), "subdivided cube": lambda: cube().subdivide().subdivide(),
+            "cylinder": lambda: trimesh.creation.cylinder(0.02, 0.05),
+            "torus": lambda: trimesh.creation.torus(0.03, 0.01),
+            "capsule": lambda: trimesh.creation.capsule(0.05, 0.01)}[solid]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert validate_mesh(mesh, solid).n_faces == len(mesh.faces)
+
+
+def test_a_diagnosis_without_a_verdict_is_a_warning_not_a_pass_in_silence():
+    sphere = trimesh.creation.icosphere(subdivisions=4, radius=0.03)  # 5120 triangles: about 0.3 s
+    outcome = self_intersections(sphere, timeout=1e-3)
+    assert outcome.verdict is None and "timeout" in outcome.note
+    with pytest.warns(MeshCheckWarning, match="sphere: not checked for self-intersections: .*timeout"):
+        with mock.patch("ipcgrasp.geometry.mesh.self_intersections", lambda mesh: outcome):
+            validate_mesh(sphere, "sphere")

@@ -3,17 +3,17 @@ against the shipped schema, `schemas/grasp_record.schema.json`) and one PNG per 
 CSV index over all records.
 
 A dataset directory holds `dataset.json` (what it was made from: object mesh hash and mass,
-seed, trials, simulator and sampler settings), `grasp_<i>.json` and `grasp_<i>.png` per grasp i
-and `index.csv`. Every file is written atomically and a record only once all its trials are
-done, so an interrupted run loses at most the grasps in flight; running again with the same
-settings samples the same candidates and simulates only the grasps without a record. A trial
-that raises is recorded as failed (failure mode "error") with the error as its reason.
+gripper name, pad and fingerprint, seed, trials, simulator and sampler settings),
+`grasp_<i>.json` and `grasp_<i>.png` per grasp i and `index.csv`. Every file is written
+atomically and a record only once all its trials are done, so an interrupted run loses at most
+the grasps in flight; running again with the same settings samples the same candidates and
+simulates only the grasps without a record. A trial that raises is recorded as failed (failure
+mode "error") with the error as its reason.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import io
 import json
 import math
@@ -33,6 +33,7 @@ import pandas as pd
 from ipcgrasp import __version__
 from ipcgrasp.dataset.antipodal import GraspCandidate, SamplerSettings, Sampling, sample_antipodal_grasps
 from ipcgrasp.documents import DocumentError, load_json, parse_json
+from ipcgrasp.geometry.mesh import surface_sha256
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult
@@ -53,6 +54,7 @@ __all__ = [
     "RecordError",
     "generate_dataset",
     "check_dataset_directory",
+    "check_resume",
     "grasp_record",
     "index_table",
     "load_schema",
@@ -120,9 +122,7 @@ def record_stem(index: int) -> str:
 
 def mesh_sha256(obj: GraspObject) -> str:
     """SHA-256 of the object's validated mesh: float64 vertices then int64 faces (C order)."""
-    digest = hashlib.sha256(np.ascontiguousarray(obj.mesh.vertices, dtype=np.float64).tobytes())
-    digest.update(np.ascontiguousarray(obj.mesh.faces, dtype=np.int64).tobytes())
-    return digest.hexdigest()
+    return surface_sha256(obj.mesh)
 
 
 def _number(value) -> float | None:
@@ -245,10 +245,12 @@ def write_index(directory: Path, records) -> None:
 
 def _dataset_settings(obj: GraspObject, params: SimParams, sampler: SamplerSettings, gripper: Gripper, n_trials: int,
                       seed: int) -> dict:
-    """What fixes the candidates and their labels (JSON-ready): a directory holds one setting."""
+    """What fixes the candidates and their labels (JSON-ready): a directory holds one setting.
+    The gripper is named and fingerprinted (`Gripper.settings_sha256`): a description file edited
+    under the same name is another gripper."""
     return json.loads(json.dumps({
         "object": {"name": obj.name, "mesh_sha256": mesh_sha256(obj), "mass": float(obj.mass)},
-        "gripper": {"name": gripper.name, "pad_kind": gripper.pad_kind},
+        "gripper": {"name": gripper.name, "pad_kind": gripper.pad_kind, "settings_sha256": gripper.settings_sha256()},
         "seed": int(seed), "trials": int(n_trials), "params": params.to_dict(), "sampler": sampler.to_dict()}))
 
 
@@ -264,22 +266,54 @@ def check_dataset_directory(directory: str | os.PathLike) -> None:
                           "give a new or empty output directory (generate replaces no file it did not write)")
 
 
-def _check_directory(directory: Path, settings: dict) -> None:
-    """Check that `directory` is one generate may write (`check_dataset_directory`) and that its
-    dataset.json, if there is one, matches `settings`."""
+SETTING_NOTES = {
+    "gripper.settings_sha256": "the gripper description's content (tooltips, pads, backing, finger, force limit or "
+                               "speeds) is not the one the records were made with",
+}
+"""What a difference in a dataset.json field means, where its values alone do not say."""
+_ABSENT = object()
+"""A field dataset.json does not hold (written by an older version)."""
+
+
+def check_resume(directory: str | os.PathLike, obj: GraspObject, params: SimParams, gripper: Gripper,
+                 n_trials: int, seed: int, sampler: SamplerSettings | None = None) -> dict:
+    """The settings `generate_dataset` records in DATASET_FILE for this run (sampler None: the
+    default sampler at params.mu), once `directory` is known to take them: RecordError unless it
+    is one generate may write (`check_dataset_directory`) and its DATASET_FILE, if any, holds the
+    same settings, the gripper's fingerprint included. Raises before any work."""
+    settings = _dataset_settings(obj, params, sampler or SamplerSettings(mu=params.mu), gripper, n_trials, seed)
+    directory = Path(directory)
     check_dataset_directory(directory)
     path = directory / DATASET_FILE
     if not path.exists():
-        return
+        return settings
     try:
         existing = load_json(path)
     except DocumentError as exc:
         raise RecordError(f"{exc}, or write into a new output directory") from None
+    difference = _first_difference(existing, settings)
+    if difference is not None:
+        field, old, new = difference
+        note = f"; {SETTING_NOTES[field]}" if field in SETTING_NOTES else ""
+        raise RecordError(f"{path}: the records in {directory} were made with different '{field}' "
+                          f"({'absent' if old is _ABSENT else repr(old)}, now {new!r}){note}; fix: write into a "
+                          "new output directory, or rerun with the settings they were made with.")
+    return settings
+
+
+def _first_difference(existing, settings, prefix: str = ""):
+    """(dotted field, recorded value or _ABSENT, value now) of the first field of `settings`
+    whose value in `existing` differs, or None."""
     for key, value in settings.items():
-        if existing.get(key) != value:
-            raise RecordError(f"{path}: the records in {directory} were made with different '{key}' "
-                              f"({existing.get(key)!r}, now {value!r}); write into a new output directory, or "
-                              "rerun with the settings they were made with.")
+        field = f"{prefix}{key}"
+        old = existing.get(key, _ABSENT) if isinstance(existing, dict) else _ABSENT
+        if isinstance(value, dict) and isinstance(old, dict):
+            found = _first_difference(old, value, f"{field}.")
+            if found is not None:
+                return found
+        elif old != value:
+            return field, old, value
+    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -339,8 +373,10 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
     records, pictures (unless `images` is False) and index into `out` (module docstring).
 
     Grasps that already have a record in `out` are skipped; `out` must have been made with the
-    same object, seed, trials and settings (RecordError otherwise). `on_start(pending_trials)`
-    is called once before simulating, `on_trial(index, result)` as each trial finishes.
+    same object, gripper (its description's content too), seed, trials and settings
+    (`check_resume`; RecordError otherwise, before any sampling or simulation).
+    `on_start(pending_trials)` is called once before simulating, `on_trial(index, result)` as
+    each trial finishes.
     Raises RecordError when the sampler finds no grasp at all. `gripper`: the gripper sampled for
     and simulated, carrying the pad params.jaw (None: the YuMi).
 
@@ -355,8 +391,7 @@ def generate_dataset(obj: GraspObject, out: str | os.PathLike, n: int, params: S
     if not (isinstance(n_trials, int) and n_trials >= 1 and isinstance(workers, int) and workers >= 1):
         raise ValueError(f"n_trials and workers must be positive integers, got {n_trials!r} and {workers!r}")
     directory = Path(out)
-    settings = _dataset_settings(obj, params, sampler, gripper, n_trials, seed)
-    _check_directory(directory, settings)
+    settings = check_resume(directory, obj, params, gripper, n_trials, seed, sampler)
     records = read_records(directory)
     sampling = sample_antipodal_grasps(obj, n, sampler, seed=seed, gripper=gripper)
     if not sampling.candidates and n > 0:

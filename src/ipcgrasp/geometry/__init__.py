@@ -3,11 +3,13 @@ backing plates, tetrahedralisation (DESIGN.md section 1)."""
 
 from ipcgrasp.geometry.mesh import (
     MassProperties,
+    MeshCheckWarning,
     MeshError,
     MeshRepairWarning,
     MeshReport,
     load_object_mesh,
     mass_properties,
+    surface_sha256,
     validate_mesh,
 )
 from ipcgrasp.geometry.pads import PAD_KINDS, PadShape, backing_plate, pad_outline, pad_surface
@@ -15,6 +17,7 @@ from ipcgrasp.geometry.tetra import PadMesh, TetMeshError, make_pad, shape_pad, 
 
 __all__ = [
     "MassProperties",
+    "MeshCheckWarning",
     "MeshError",
     "MeshRepairWarning",
     "MeshReport",
@@ -30,6 +33,7 @@ __all__ = [
     "pad_surface",
     "shape_pad",
     "surface_pad",
+    "surface_sha256",
     "tet_volumes",
     "tetrahedralize",
     "validate_mesh",

@@ -1,13 +1,15 @@
 """Object surface meshes: loading, validation, safe repairs and rigid-body mass properties.
 
-A mesh that reaches the simulator is a closed, consistently oriented (outward normals) triangle
-surface in metres with no zero-area faces. Problems that have one safe answer are repaired with a
-`MeshRepairWarning` (inconsistent or inverted winding, zero-area faces whose removal keeps the
-surface closed); everything else raises `MeshError` naming the mesh, the problem and the fix.
+A mesh that reaches the simulator is one solid: a single closed, consistently oriented (outward
+normals) triangle surface in metres with no zero-area faces that does not intersect itself.
+Problems that have one safe answer are repaired with a `MeshRepairWarning` (inconsistent or
+inverted winding, zero-area faces whose removal keeps the surface closed); everything else raises
+`MeshError` naming the mesh, the problem and the fix.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
 import os
@@ -18,6 +20,8 @@ import numpy as np
 import scipy.sparse
 import scipy.sparse.csgraph
 import trimesh
+
+from ipcgrasp.geometry.tetra import self_intersections
 
 MIN_GRASP_WIDTH = 2e-3
 """Narrowest object width (m) the pads can grasp: thinner sheets and fins are finer than the pads'
@@ -32,6 +36,8 @@ UNIT_SCALES = {"centimetres": 0.01, "millimetres": 0.001}
 """File units a mesh too large for metres may be in, with the scale that converts each to metres."""
 DEGENERATE_AREA = 1e-12
 """A face is degenerate when its area is below this fraction of the squared bounding-box diagonal."""
+LISTED_COMPONENTS = 4
+"""How many surfaces (largest first) the error for a mesh of several separate surfaces lists."""
 
 
 class MeshError(ValueError):
@@ -40,6 +46,10 @@ class MeshError(ValueError):
 
 class MeshRepairWarning(UserWarning):
     """A mesh was repaired on load; the message says what was changed."""
+
+
+class MeshCheckWarning(UserWarning):
+    """A check of `validate_mesh` could not be made; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -102,11 +112,15 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
 
     Checks, in order: faces present and coordinates finite; zero-area faces (removed when the
     surface stays closed); closed two-manifold surface (every edge in exactly two faces);
-    consistent winding (re-oriented when inconsistent); positive enclosed volume (all faces
-    flipped when the surface is consistently inside-out); bounding-box diagonal between
-    MAX_DIAGONAL metres (a centimetre or millimetre file gets a hint naming the scale), largest
-    side at least MIN_GRASP_WIDTH. Each repair emits a `MeshRepairWarning`; an unusable mesh
-    raises `MeshError`. The repaired copy is `report.mesh`.
+    consistent winding (re-oriented when inconsistent); one connected surface (faces joined
+    through shared edges: two shells, disjoint, overlapping or nested, are refused, since the
+    simulator would move them as one rigid body and count the volume of each); positive enclosed
+    volume (all faces flipped when the surface is consistently inside-out); bounding-box diagonal
+    below MAX_DIAGONAL metres (a centimetre or millimetre file gets a hint naming the scale), largest side at least
+    MIN_GRASP_WIDTH; no triangles crossing or touching each other (TetGen's diagnosis,
+    `geometry.tetra.self_intersections`; a `MeshCheckWarning` when it gives no verdict). Each
+    repair emits a `MeshRepairWarning`; an unusable mesh raises `MeshError`. The repaired copy is
+    `report.mesh`.
     """
     if not isinstance(mesh, trimesh.Trimesh):
         raise MeshError(f"{name}: expected a trimesh.Trimesh, got {type(mesh).__name__}")
@@ -151,6 +165,7 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
                 "fix: remesh it as a closed orientable surface")
         mesh.faces = np.where(flip[:, None], mesh.faces[:, ::-1], mesh.faces)
         repairs.append(f"made the face winding consistent ({int(flip.sum())} face(s) re-oriented)")
+    _check_one_component(mesh, name)
 
     volume = float(mesh.volume)
     if volume < 0.0:
@@ -169,6 +184,19 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
             f"{name}: largest bounding-box side {max(mesh.extents):.4g} m is below {MIN_GRASP_WIDTH} m, the "
             "narrowest object the pads can grasp; meshes must be in metres; fix: rescale the mesh to metres "
             "or re-export it in metres")
+
+    crossing = self_intersections(mesh)
+    if crossing.verdict:
+        low, high = crossing.bounds * 1e3
+        raise MeshError(
+            f"{name}: the surface intersects itself: {crossing.triangles} of its {len(mesh.faces)} triangles cross or "
+            f"touch others (found by TetGen's diagnosis), all within x {low[0]:.4g}..{high[0]:.4g}, "
+            f"y {low[1]:.4g}..{high[1]:.4g}, z {low[2]:.4g}..{high[2]:.4g} mm, so the volume, mass and inertia "
+            "are not those of a solid; fix: remesh that region, e.g. MeshLab 'Select Self Intersecting Faces' then "
+            "delete and close the holes, or rebuild the object as one solid with a boolean union, and export it "
+            "again")
+    if crossing.verdict is None:
+        warnings.warn(f"{name}: not checked for self-intersections: {crossing.note}", MeshCheckWarning, stacklevel=2)
 
     for repair in repairs:
         warnings.warn(f"{name}: {repair}", MeshRepairWarning, stacklevel=2)
@@ -205,6 +233,38 @@ def _unit_hint(extents: np.ndarray) -> str:
     for unit, scale in others:
         hint += f" If the file is in {unit}, scale by {scale:g} instead ({size(scale)})."
     return hint
+
+
+def surface_sha256(mesh: trimesh.Trimesh) -> str:
+    """SHA-256 of a surface: its float64 vertices (m) then its int64 faces, C order."""
+    digest = hashlib.sha256(np.ascontiguousarray(mesh.vertices, dtype=np.float64).tobytes())
+    digest.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).tobytes())
+    return digest.hexdigest()
+
+
+def _check_one_component(mesh: trimesh.Trimesh, name: str) -> None:
+    """MeshError when the closed, consistently wound `mesh` is several surfaces (faces joined
+    through shared edges), naming how many and the largest LISTED_COMPONENTS: faces, enclosed
+    volume (cm^3) and bounding box (mm)."""
+    labels = trimesh.graph.connected_component_labels(mesh.face_adjacency, node_count=len(mesh.faces))
+    n_components = int(labels.max()) + 1
+    if n_components == 1:
+        return
+    parts = []
+    for component in range(n_components):
+        part = mesh.submesh([np.flatnonzero(labels == component)], append=True)
+        parts.append((abs(float(part.volume)), len(part.faces), part.bounds * 1e3))
+    parts.sort(key=lambda p: (-float(f"{p[0] * 1e6:.4g}"), *p[2][0]))  # largest first as listed, then by corner
+    listed = "; ".join(
+        f"{volume * 1e6:.4g} cm^3 in {n_faces} faces, x {low[0]:.4g}..{high[0]:.4g}, y {low[1]:.4g}..{high[1]:.4g}, "
+        f"z {low[2]:.4g}..{high[2]:.4g} mm" for volume, n_faces, (low, high) in parts[:LISTED_COMPONENTS])
+    more = f"; and {n_components - LISTED_COMPONENTS} more" if n_components > LISTED_COMPONENTS else ""
+    raise MeshError(
+        f"{name}: the mesh is {n_components} separate closed surfaces, not one solid ({listed}{more}); the "
+        "simulator would move them as one rigid body and count the volume of each (shared volume twice where "
+        "shells overlap), so mass and inertia would be wrong; fix: export one solid: delete stray, duplicate and inner "
+        "shells (for a hollow object keep its outer surface and give its real mass), and merge overlapping shells "
+        "with a boolean union in a mesh tool (e.g. Blender's Boolean modifier, Union)")
 
 
 def _check_finite_vertices(vertices: np.ndarray, name: str) -> None:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import ctypes
+import faulthandler
 import functools
 import os
 import pickle
+import resource
+import select
+import signal
 import tempfile
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import tetgen
@@ -83,43 +90,148 @@ def _run_tetgen(vertices: np.ndarray, faces: np.ndarray, options: dict) -> tuple
 
 def _run_tetgen_isolated(vertices: np.ndarray, faces: np.ndarray,
                          options: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Run TetGen in a forked child process (a few ms) inside a scratch working directory.
-
-    When tetgen 0.8.4 rejects an input (e.g. a self-intersecting surface) it raises, writes
-    `_skipped.node/.face` into the working directory, and leaves the heap corrupted so that the
-    process aborts later ("corrupted size vs. prev_size"). The child reports its result or
-    error through a pipe and leaves with os._exit, so neither reaches the caller. Without
-    os.fork (Windows) TetGen runs in-process.
-    """
+    """Run TetGen in a forked child process (`_forked`, a few ms) inside a scratch working
+    directory. Without os.fork (Windows) TetGen runs in-process."""
     if not hasattr(os, "fork"):
         return _run_tetgen(vertices, faces, options)
     with tempfile.TemporaryDirectory(prefix="ipcgrasp-tetgen-") as workdir:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            status = 1
-            try:
-                os.close(read_end)
-                os.chdir(workdir)
-                try:
-                    payload = ("ok", _run_tetgen(vertices, faces, options))
-                except Exception as exc:
-                    payload = ("error", f"{type(exc).__name__}: {exc}")
-                with os.fdopen(write_end, "wb") as stream:
-                    pickle.dump(payload, stream, protocol=pickle.HIGHEST_PROTOCOL)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as stream:
-            data = stream.read()
-        _, wait_status = os.waitpid(pid, 0)
-    if not data:
-        raise RuntimeError(f"TetGen's child process died without a result (wait status {wait_status})")
-    outcome, value = pickle.loads(data)
+        outcome, value = _forked(lambda: _run_tetgen(vertices, faces, options), workdir)
+    if outcome == "ok":
+        return value
     if outcome == "error":
         raise RuntimeError(value)
-    return value
+    raise RuntimeError(f"TetGen's child process died without a result ({outcome}: {value})")
+
+
+def _forked(function, workdir: str, output: str | None = None,
+            timeout: float | None = None) -> tuple[str, object]:
+    """Run `function()` in a forked child process whose working directory is `workdir`.
+
+    When tetgen 0.8.4 rejects an input (e.g. a self-intersecting surface) it raises, writes
+    `_skipped.node/.face` into the working directory, and leaves the heap corrupted so that the
+    process aborts later ("corrupted size vs. prev_size"). The child reports through a pipe and
+    leaves with os._exit, so neither reaches the caller; it dumps no core and no faulthandler
+    traceback when it aborts. `output`: a file name in `workdir` that
+    receives the child's standard output and error (file descriptors 1 and 2, so C code's
+    printf too, flushed before the child leaves). `timeout` (s): the child is killed after it,
+    and when the wait is interrupted (the exception goes on).
+
+    Returns ("ok", function's result), ("error", "Type: message") when it raised, ("died",
+    wait status) when the child ended without reporting, or ("timeout", seconds).
+    """
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(read_end)
+            os.chdir(workdir)
+            faulthandler.disable()  # an abort is an expected answer here, not a crash to report
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if output is not None:
+                target = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(target, 1)
+                os.dup2(target, 2)
+            try:
+                payload = ("ok", function())
+            except Exception as exc:
+                payload = ("error", f"{type(exc).__name__}: {exc}")
+            ctypes.CDLL(None).fflush(None)
+            with os.fdopen(write_end, "wb") as stream:
+                pickle.dump(payload, stream, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    chunks = []
+    try:
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([read_end], [], [], wait)[0]:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return "timeout", timeout
+            chunk = os.read(read_end, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except BaseException:  # e.g. Ctrl-C while waiting: the child goes with the caller
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    finally:
+        os.close(read_end)
+    _, wait_status = os.waitpid(pid, 0)
+    if not chunks:
+        return "died", wait_status
+    return pickle.loads(b"".join(chunks))
+
+
+SELF_INTERSECTION_TIMEOUT = 300.0
+"""Longest TetGen's self-intersection diagnosis may take (s) before `self_intersections` gives
+up without a verdict; it takes about 5 s for an 82,000-triangle sphere."""
+
+
+@dataclass(frozen=True)
+class SelfIntersections:
+    """What TetGen's diagnosis (`self_intersections`) found: `verdict` True when triangles of the
+    surface cross (or touch) each other, False when none do, None when TetGen gave no verdict
+    (`note` says why). `triangles`: how many distinct triangles cross another; `bounds` (2, 3):
+    the box around them (m, mesh frame), or None."""
+
+    verdict: bool | None
+    triangles: int = 0
+    bounds: np.ndarray | None = None
+    note: str = ""
+
+
+def self_intersections(surface: trimesh.Trimesh, timeout: float = SELF_INTERSECTION_TIMEOUT) -> SelfIntersections:
+    """Whether the triangles of a closed `surface` intersect each other other than at their shared
+    edges and corners, by TetGen's diagnosis of its input (switch -d; exact geometric predicates).
+
+    TetGen prints "The input surface mesh is correct." when no triangles intersect, and otherwise
+    writes the intersecting triangles as pairs to `_skipped.face` (corners in `_skipped.node`).
+    It runs in a forked child (`_forked`) in a scratch directory; without os.fork (Windows), after
+    `timeout` seconds, or without either answer the verdict is None.
+    """
+    if not hasattr(os, "fork"):
+        return SelfIntersections(None, note="TetGen's diagnosis runs in a child process, and this platform has "
+                                            "no os.fork")
+    vertices = np.ascontiguousarray(surface.vertices, dtype=np.float64)
+    faces = np.ascontiguousarray(surface.faces, dtype=np.int32)
+
+    def diagnose():
+        try:
+            tetgen.TetGen(vertices, faces).tetrahedralize(diagnose=True, quiet=False)
+        except RuntimeError:
+            pass  # tetgen 0.8.4 raises after a diagnosis, whatever it found
+
+    with tempfile.TemporaryDirectory(prefix="ipcgrasp-tetgen-") as workdir:
+        outcome, value = _forked(diagnose, workdir, output="tetgen.log", timeout=timeout)
+        folder = Path(workdir)
+        if (folder / "_skipped.face").is_file() and (folder / "_skipped.node").is_file():
+            nodes = _read_table(folder / "_skipped.node", 4)
+            triangles = np.unique(np.sort(_read_table(folder / "_skipped.face", 4)[:, 1:].astype(np.int64), axis=1),
+                                  axis=0)
+            corners = dict(zip(nodes[:, 0].astype(np.int64).tolist(), nodes[:, 1:]))
+            points = np.array([corners[i] for i in triangles.ravel().tolist()]).reshape(-1, 3)
+            return SelfIntersections(True, len(triangles), np.array([points.min(axis=0), points.max(axis=0)]))
+        log = (folder / "tetgen.log").read_text(errors="replace") if (folder / "tetgen.log").is_file() else ""
+    if outcome == "ok" and "The input surface mesh is correct." in log:
+        return SelfIntersections(False)
+    return SelfIntersections(None, note=f"TetGen's diagnosis ended without an answer ({outcome}: {value})")
+
+
+def _read_table(path: Path, columns: int) -> np.ndarray:
+    """The rows of a TetGen .node or .face file after its header line, their first `columns`
+    numbers each (comments after # dropped)."""
+    rows = []
+    for line in path.read_text().splitlines()[1:]:
+        fields = line.split("#", 1)[0].split()
+        if len(fields) >= columns:
+            rows.append([float(x) for x in fields[:columns]])
+    return np.array(rows, dtype=np.float64).reshape(-1, columns)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,11 @@ pose = grasp @ T_tooltip. The jaw opening is the gap between the two pads' front
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
+import json
+import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Callable
@@ -22,7 +26,7 @@ import numpy as np
 import trimesh
 
 from ipcgrasp.documents import DocumentError, load_yaml
-from ipcgrasp.geometry import PadMesh, backing_plate
+from ipcgrasp.geometry import PadMesh, backing_plate, surface_sha256
 from ipcgrasp.geometry.pads import PadShape
 from ipcgrasp.geometry.tetra import DEFAULT_PAD_RESOLUTION, shape_pad, surface_pad
 from ipcgrasp.grasp.description import GripperDescription, GripperDescriptionError, load_description, tooltip_frames
@@ -243,6 +247,28 @@ class Gripper:
         """(2, 3) closing direction of each jaw in the gripper frame (its tooltip z axis)."""
         return self.tooltip_transforms[:, :3, 2].copy()
 
+    def settings_sha256(self) -> str:
+        """SHA-256 of everything that shapes this gripper's trials: its name, tooltip frames (m),
+        pad (variant name, tet resolution in m, the outline's dimensions or a mesh pad's surface),
+        backing plate (m), finger surface, force limit (N), closing and lift speeds (m/s) and
+        bending length (m).
+
+        The hash is of canonical JSON (sorted keys, no spaces, every number as a float in
+        Python's shortest round-trip form, surfaces by `geometry.surface_sha256`), so it is the
+        same in every process for the same description content and changes with any value above;
+        a description's free text and the paths of its mesh files do not enter it.
+        """
+        pad = ({"outline": dataclasses.asdict(self.pad)} if isinstance(self.pad, PadShape)
+               else {"mesh_sha256": surface_sha256(self.pad.surface)})
+        settings = {"name": self.name, "tooltip_transforms": self.tooltip_transforms.tolist(),
+                    "pad_kind": self.pad_kind, "pad_resolution": self.pad_resolution, "pad": pad,
+                    "backing": dataclasses.asdict(self.backing),
+                    "finger_sha256": None if self.finger is None else surface_sha256(self.finger),
+                    "force_limit": self.force_limit, "closing_speeds": list(self.closing_speeds),
+                    "lift_speed": self.lift_speed, "bending_length": self.bending_length}
+        text = json.dumps(_floats(settings), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
     @staticmethod
     def jaw_opening(tooltip_poses) -> float:
         """Gap between the pads' front faces (m): (p_1 - p_0) . z_0 for the two tooltip poses
@@ -425,6 +451,18 @@ def _finger_mesh(description: GripperDescription, plate: trimesh.Trimesh) -> tri
         half = 0.5 * box["width"]
         return trimesh.creation.box(bounds=[[box["x_min"], -half, back - box["depth"]], [box["x_max"], half, back]])
     return _description_mesh(description, finger["mesh"], finger["scale"])
+
+
+def _floats(value):
+    """`value` (nested dicts, lists and tuples) with every number a Python float (bools and
+    strings kept): 16, 16.0 and numpy.float64(16) serialise alike."""
+    if isinstance(value, dict):
+        return {key: _floats(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_floats(item) for item in value]
+    if isinstance(value, (numbers.Real, np.number)) and not isinstance(value, (bool, np.bool_)):
+        return float(value)
+    return value
 
 
 def _check_grid(clearance: float, step: float) -> None:
