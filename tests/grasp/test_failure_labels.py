@@ -5,6 +5,7 @@ judged from the object's state.
 Physical scenes run the IPC engine on the flat block of test_procedure; the drop classification
 runs the procedure on a scripted backend, so the failure happens exactly where the test puts it."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -35,6 +36,21 @@ def test_miss_pads_close_beside_the_block():
     r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(0.03), SimParams(**FAST), seed=0)
     labelled(r, "miss")
     assert "neither touched" in r.reason and math.isnan(r.close_time)
+
+
+def test_miss_a_grasp_pose_in_millimetres_is_decided_before_any_step():
+    """Cube grasp 0 with its gripper translation in mm (1000 x): the jaws are hundreds of metres
+    from the cube. The trial is a miss with nothing simulated, where the engine would spend
+    minutes a step on a scene whose contact distance grows with its size."""
+    data = resolve_data_dir()
+    cube = GraspObject.from_file(data / "object_meshes" / "cube_3cm.obj", 0.003, "cube_3cm")
+    physical = load_physical_grasps(data, "cube_3cm")
+    millimetres = np.array(physical.grasp_poses[0])
+    millimetres[:3, 3] *= 1000.0
+    r = simulate_grasp(cube, physical.object_poses[0], millimetres, SimParams(), seed=0)
+    labelled(r, "miss")
+    assert "farther than that from the object" in r.reason and "in metres" in r.reason
+    assert r.steps == 0 and r.newton_iterations == 0
 
 
 def test_no_clearance_a_box_wider_than_the_jaws_open():
@@ -229,6 +245,79 @@ def test_a_failed_step_during_the_lift_is_judged_from_the_object(dropped, mode):
     assert "Newton did not converge" in r.reason
     if dropped:
         assert "left the pads during the lift" in r.reason
+
+
+class CountingBackend(ScriptedBackend):
+    """ScriptedBackend whose every step attempt runs `iterations` Newton iterations (counted in
+    newton_iterations_run, reported by the steps taken) and records the phase the procedure
+    `procedure` is in. Its pads' force rises 10 N per micrometre of travel: the squeeze's first
+    steps on the object overshoot and are refined."""
+
+    def __init__(self, iterations):
+        super().__init__(fail_at=0, dropped=False)
+        self.iterations, self.run, self.phases, self.procedure = iterations, 0, [], None
+
+    @property
+    def newton_iterations_run(self):
+        return self.run
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        self.phases.append(self.procedure.phase)
+        self.run += self.iterations
+        report = super().step(closed, lifted, give_up, coarse_rounds)
+        force = max(closed - 0.002, 0.0) * 1e7
+        return dataclasses.replace(report, pad_forces=(force, force), newton_iterations=self.iterations)
+
+
+AFTER_THE_HOLD = dict(shake_amplitude=0.002, critical_mass=True, max_mass=0.5)
+
+
+def counted_trial(iterations, **changes):
+    """A trial on a CountingBackend (shake and mass ramp on): (result, backend)."""
+    backend = CountingBackend(iterations)
+    params = SimParams(close_rule="force", **{**FAST, **AFTER_THE_HOLD, **changes})
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), params, lambda *args: backend)
+    backend.procedure = procedure
+    return procedure.run(), backend
+
+
+def test_solver_retried_step_attempts_count_against_the_newton_budget():
+    """The scripted squeeze overshoots the close force and refines its steps, and the force grip
+    retries its steps: the attempts run more Newton iterations than the steps taken report. A
+    budget the taken steps fit in but the attempts do not ends the trial."""
+    unbounded, backend = counted_trial(3, shake_amplitude=0.0, critical_mass=False)
+    assert unbounded.success and unbounded.newton_iterations == 3 * unbounded.steps
+    assert len(backend.phases) > unbounded.steps
+    r, _ = counted_trial(3, shake_amplitude=0.0, critical_mass=False, newton_budget=unbounded.newton_iterations)
+    labelled(r, "solver")
+    assert f"past newton_budget = {unbounded.newton_iterations}" in r.reason
+
+
+def test_solver_a_model_without_newton_iterations_is_bounded_by_its_step_attempts():
+    r, backend = counted_trial(0, newton_budget=10)
+    labelled(r, "solver")
+    assert len(backend.phases) == 11 and "newton_budget = 10" in r.reason
+
+
+@pytest.mark.parametrize("phase", ["settle", "squeeze", "lift", "hold", "shake", "critical_mass"])
+def test_solver_every_phase_counts_against_the_newton_budget_and_is_named(phase):
+    """A budget that runs out at the first step attempt of `phase` ends that phase: a solver
+    failure naming the phase and the budget up to the hold; after it (the verdict stands) the
+    shake's outcome or the mass ramp's reason."""
+    _, backend = counted_trial(1)
+    first = backend.phases.index(phase)
+    r, ended = counted_trial(1, newton_budget=max(first, 1))
+    assert ended.phases[max(first, 1)] == phase  # the attempt past the budget
+    bound = f"past newton_budget = {max(first, 1)}"
+    if phase == "shake":
+        assert r.success and r.shake_outcome == "solver"
+        assert r.shake_reason.startswith("shake: ") and bound in r.shake_reason
+    elif phase == "critical_mass":
+        assert r.success and math.isnan(r.critical_mass) and bound in r.critical_mass_reason
+    else:
+        labelled(r, "solver")
+        assert r.reason.startswith(f"{phase}: ") and bound in r.reason
+        assert len(ended.phases) == max(first, 1) + 1  # nothing after it
 
 
 @pytest.mark.parametrize("duration", [0.5, 2.0, 4.0])

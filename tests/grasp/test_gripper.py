@@ -157,6 +157,16 @@ def test_jaw_distances_include_the_backing_plate(yumi):
     assert d1 > 20 * MM
 
 
+def test_jaw_box_gap_is_zero_between_the_jaws_and_a_lower_bound_of_their_distance(yumi):
+    grasp = _random_pose(np.random.default_rng(4))
+    assert yumi.jaw_box_gap(grasp, _box_between_jaws(grasp, 20 * MM).vertices) == 0.0
+    for shift in ([0.1, 0.0, 0.0], [0.0, 0.2, 0.05], [300.0, -2.0, 150.0]):
+        far = _box_between_jaws(grasp, 20 * MM).apply_translation(shift)
+        gap = yumi.jaw_box_gap(grasp, far.vertices)
+        assert 0.0 < gap <= min(yumi.jaw_distances(grasp, far.vertices, far.faces))
+        assert gap >= np.linalg.norm(shift) - 0.2  # the boxes span less than 0.2 m
+
+
 def _box_between_jaws(grasp, width):
     """A box `width` (m) long along the closing axis and 10 mm across, centred between the jaws of
     the grasp pose (world coordinates)."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ipcgrasp.engine.bodies import Ground
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
+from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
 
 from .scenes import assert_intersection_free, box_between_pads, deformable_block, pose
 
@@ -291,6 +291,31 @@ def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
     retried = sim.step(drivers)
     assert retried.newton_iterations == plain.newton_iterations
     np.testing.assert_allclose(retried.contact_force, plain.contact_force, rtol=0, atol=1e-5)
+
+
+def test_newton_iterations_run_counts_every_attempt_taken_abandoned_or_failed():
+    """Simulation.newton_iterations_run grows by a taken step's StepStats.newton_iterations, by
+    the drive rounds' iterations of a step give_up abandons and by what a failed step ran, and
+    restoring a state leaves it as it is."""
+    sim, drivers = _pads_touching_a_box()
+    before = sim.newton_iterations_run
+    taken = sim.step(drivers)
+    assert taken.newton_iterations > 0 and sim.newton_iterations_run - before == taken.newton_iterations
+
+    sim = _pads_touching_a_box()[0]
+    before, state = sim.newton_iterations_run, sim.state.copy()
+    assert sim.step(drivers, give_up=lambda *_: True) is None
+    abandoned = sim.newton_iterations_run - before
+    assert abandoned > 0
+    sim.restore(state)
+    assert sim.newton_iterations_run - before == abandoned
+
+    sim = _pads_touching_a_box()[0]
+    sim.settings.max_newton_iterations, sim.settings.newton_fallback_tolerance = 1, None
+    before = sim.newton_iterations_run
+    with pytest.raises(StepFailed, match="did not converge in 1 iterations"):
+        sim.step(drivers)
+    assert sim.newton_iterations_run - before >= 1
 
 
 def test_coarse_rounds_end_the_step_where_full_rounds_do(monkeypatch):

@@ -20,7 +20,7 @@ pose (seeded):
 6. Object: at the widest opening both jaws (solids of pad and backing) are at least `clearance`
    from the object (`Gripper.clearance_opening` without extra opening: the real gripper).
 
-The object pose is the most probable stable pose (trimesh, `GraspObject.stable_pose`), lifted
+The object pose is the most probable stable pose (`GraspObject.stable_pose`), lifted
 1 mm above the ground by `grasp.scene.place_scene`, as `simulate_grasp` places it; the grasp
 poses are in that world frame, so `simulate_grasp(obj, object_pose, grasp_pose)` takes them as
 they are. Attempts run in fixed batches from one seeded generator, so the first k candidates do

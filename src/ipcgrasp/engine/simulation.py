@@ -715,6 +715,10 @@ class Simulation:
     touch (e.g. a pad and the backing it is glued to); mounts: `mounts.CompliantMount`s whose
     driven bodies follow their drivers through a spring (default none: drivers are followed
     exactly).
+
+    newton_iterations_run: the Newton iterations of every step attempt so far, as StepStats
+    counts them: of steps taken, abandoned by give_up and failed (StepFailed), and kept through
+    `restore` (the work done, where StepStats.newton_iterations is a taken step's).
     """
 
     def __init__(self, bodies, poses=None, ground: Ground | None = None, friction=None,
@@ -757,6 +761,7 @@ class Simulation:
         self._carried_factorisation = False  # the solver holds the Hessian where the last step ended
         self._factored_contacts = None  # the active contacts (Collisions.vertices) of the last Hessian
         self._min_distances = []  # (contacts, positions, their min_distance), the latest first
+        self.newton_iterations_run = 0
         x = self.collision_positions()
         if self._min_distance(x) <= 0.0:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
@@ -1868,6 +1873,7 @@ class Simulation:
         step_norm = np.inf  # of the last Newton step
         while iteration <= s.max_newton_iterations:
             iteration += 1
+            self.newton_iterations_run += 1
             if g is None:
                 g = self._gradient(z, z_tilde, friction, x_t, x, coll)
             if not np.isfinite(g).all():
@@ -1890,10 +1896,12 @@ class Simulation:
             if step_norm / h < tol and iteration > min_iterations:
                 # the solver now holds H(z) factored: the next drive round starts from this z
                 self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
+                self.newton_iterations_run -= 1  # this pass only found the solve converged
                 return z, iteration - 1, alphas, x, coll
             if not carried and (best is None or step_norm < best[0]):
                 best = (step_norm, z, x, coll)
             if iteration > s.max_newton_iterations:
+                self.newton_iterations_run -= 1  # this pass only measured the last step
                 break
             # One broad phase per iteration serves the CCD, every line-search energy and the next
             # iterate's contact set: all lie on the segment x -> x + dx.
@@ -1913,6 +1921,7 @@ class Simulation:
                 decrease, predicted = e0 - self._total_energy(terms1), -0.5 * float(g @ p)
                 if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
                     iteration -= 1  # the carried Hessian does not fit here: take this step with a fresh one
+                    self.newton_iterations_run -= 1
                     continue
             if alpha < 1e-12:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())

@@ -1,5 +1,6 @@
-"""Geometry: object mesh loading and validation, mass properties, parametric jaw pads and their
-backing plates, tetrahedralisation (DESIGN.md section 1)."""
+"""Geometry: object mesh loading and validation, mass properties, the most probable resting pose
+(`stable_pose`), parametric jaw pads and their backing plates, tetrahedralisation (DESIGN.md
+section 1)."""
 
 from ipcgrasp.geometry.mesh import (
     MassProperties,

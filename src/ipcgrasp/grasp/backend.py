@@ -73,6 +73,14 @@ class Backend(ABC):
         such a model may settle those intermediate equilibria to a coarser tolerance (the step's
         end keeps the full one). A model without such stages ignores both."""
 
+    @property
+    def newton_iterations_run(self) -> int | None:
+        """The Newton iterations of every step attempt so far: of steps taken, abandoned by
+        give_up, failed (BackendFailed) and undone by `restore`, which leaves this count as it is.
+        None (the default) for a model that counts only the steps it takes
+        (StepReport.newton_iterations)."""
+        return None
+
     def set_pad_friction(self, mu: float) -> None:
         """The pads' friction coefficient with the object from the next step on (the procedure
         changes it only before a pad has touched the object, `GraspProcedure.run_variants`). A

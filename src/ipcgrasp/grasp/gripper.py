@@ -350,6 +350,20 @@ class Gripper:
         return tuple(solids.distance(trimesh.transform_points(jaw_vertices, pose), object_vertices, cutoff)
                      for pose in poses)
 
+    def jaw_box_gap(self, grasp_pose, points, opening: float | None = None) -> float:
+        """The gap (m) between the axis-aligned bounding box of `points` ((n, 3), world, m) and the
+        nearer of the jaws' boxes (pad and backing plate) at `opening` (m; None: the widest): a
+        lower bound of their distance that costs no distance query, 0 where the boxes overlap."""
+        points = np.asarray(points, dtype=np.float64)
+        low, high = points.min(axis=0), points.max(axis=0)
+        jaw_vertices, _ = self._jaw_surface
+        gaps = []
+        for pose in self.tooltip_poses(grasp_pose, opening):
+            jaw = trimesh.transform_points(jaw_vertices, pose)
+            apart = np.maximum(np.maximum(jaw.min(axis=0) - high, low - jaw.max(axis=0)), 0.0)
+            gaps.append(float(np.linalg.norm(apart)))
+        return min(gaps)
+
     def clearance_opening(self, grasp_pose, object_mesh: trimesh.Trimesh, clearance: float = 1e-3,
                           step: float = 1e-3, max_extra: float = 0.0) -> JawClearance:
         """Open the jaws like the original study (DATA.md section 4): from the widest opening,

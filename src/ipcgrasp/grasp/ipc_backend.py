@@ -202,6 +202,10 @@ class IpcBackend(Backend):
                           min_distance=s.min_distance, max_penetration=s.max_penetration,
                           max_force_gap=s.max_force_gap)
 
+    @property
+    def newton_iterations_run(self) -> int:
+        return self.sim.newton_iterations_run
+
     def set_pad_friction(self, mu: float) -> None:
         self.sim.set_friction(scene_friction(mu, self._mu_ground), default_friction=mu)
 

@@ -10,6 +10,7 @@ import numpy as np
 import trimesh
 
 from ipcgrasp.geometry.mesh import MassProperties, load_object_mesh, mass_properties, validate_mesh
+from ipcgrasp.geometry.stable_pose import most_stable_pose
 
 DENSITY_RANGE = (10.0, 25_000.0)
 """Plausible mean density (kg/m^3) of a graspable object, mass over the mesh's enclosed volume:
@@ -46,9 +47,8 @@ class GraspObject:
         return cls(name, mesh, properties.mass, properties)
 
     def stable_pose(self) -> np.ndarray:
-        """The most probable resting pose on the ground z = 0 (trimesh stable poses), 4x4."""
-        transforms, probabilities = trimesh.poses.compute_stable_poses(self.mesh, n_samples=1)
-        return np.asarray(transforms[int(np.argmax(probabilities))], dtype=np.float64)
+        """The most probable resting pose on the ground z = 0, 4x4 (`geometry.stable_pose`)."""
+        return most_stable_pose(self.mesh)
 
 
 def _check_density(properties: MassProperties, name: str, density_range: tuple[float, float]) -> None:

@@ -16,7 +16,8 @@ FAILURE_MEANINGS = {
     "unequal_effort": "the psi rule's pad energies were reached but its force balance never held",
     "jaws_meet": "both pads touched the object, then the pads met without the close rule firing",
     "slip": "the close rule fired, then the object was lost during the lift or hold (drops included)",
-    "solver": "a step the solver could not take while the object was still held (or before it was grasped)",
+    "solver": "a step the solver could not take while the object was still held (or before it was grasped), or the "
+              "trial past its newton_budget",
     "error": "the trial raised an error other than a failed step (the reason names it)",
 }
 """One meaning per failure label (docs/grasp_procedure.md; `grasp.procedure` applies them)."""
@@ -39,8 +40,10 @@ class GraspResult:
     pushes the object along the closing direction until the other catches it: that is not a
     push out of the grasp); lift_height: highest the
     object's lowest point got above the ground; min_distance: smallest contact distance over
-    all steps; newton_iterations: total; newton_fallback_steps: steps accepted by the engine's
-    Newton fallback (SolverSettings.newton_fallback_tolerance) instead of newton_tolerance;
+    all steps; newton_iterations: total over the steps taken (attempts retried from their
+    start, abandoned or failed count only against SimParams.newton_budget);
+    newton_fallback_steps: steps accepted by the engine's Newton fallback
+    (SolverSettings.newton_fallback_tolerance) instead of newton_tolerance;
     wall_time: total and per phase (the optional phases "shake" and "critical_mass" appear only
     when they ran; for variants of a trial run together, `simulate_variants`, the shared part
     included).

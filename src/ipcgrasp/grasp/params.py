@@ -170,9 +170,11 @@ class SimParams:
     closing direction) and pushed_out_rotation (rad) for the object moving out of the grasp
     during the squeeze.
     Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s),
-    newton_budget (Newton iterations a whole trial may take; past it the trial ends as a
-    `solver` failure: a cube trial takes 300-2500, while very stiff pads squeezed to a fixed
-    Psi_th can take hours).
+    newton_budget (Newton iterations a whole trial may take, every step attempt of every phase
+    counted, retried, abandoned and failed ones included, at least one each; past it the phase
+    ends, before the verdict as a `solver` failure naming the phase and the budget: a cube trial
+    takes 300-2500, while very stiff pads squeezed to a fixed Psi_th can take hours;
+    docs/grasp_procedure.md, "Work bound").
     eps_v is the sliding speed below which friction is static: at 1e-3 m/s (20 um per step)
     the squeezed pads creep, the grip force sags from 20 N to about 10 N during lift and hold,
     and 5 of 125 cube trials slip out that physically held; 1e-4 m/s keeps it near 20 N.

@@ -5,8 +5,9 @@ Initialise (open the jaws clear of the object, close them to the narrowest clear
 the object settle), squeeze with the close rule, lift, hold, judge; after a successful hold,
 optionally a shake test and a critical-mass ramp. Failure labels (`outcome.FAILURE_MODES`):
 
-- miss: no pad ever touched the object (the pads met beside it, or the jaws start below the
-  ground);
+- miss: no pad ever touched the object (the pads met beside it, the jaws start below the
+  ground, or the jaws opened widest are farther from the object than that opening: nothing is
+  simulated);
 - graze: only one pad ever touched the object, then the pads met or the jaws ran out of travel;
 - pushed_out: the object left the grasp before the rule fired: moved more than
   pushed_out_translation across the closing direction or turned more than pushed_out_rotation;
@@ -22,7 +23,8 @@ optionally a shake test and a critical-mass ramp. Failure labels (`outcome.FAILU
   lift height, rests on the ground, or a pad lost it (a drop that makes the solver fail is
   still a slip, judged from the object's state);
 - solver: a step the backend could not take while the object was still held (or before it was
-  grasped), or the trial past its Newton budget;
+  grasped), or the trial past its Newton budget (`GraspProcedure._step`: every step attempt of
+  every phase counts, retried, abandoned and failed ones included);
 - error (`grasp.simulate.run_trial`): any other exception.
 
 During the hold each pad's contact signals are recorded and reduced to Rocchi et al.'s S_cf,
@@ -216,6 +218,7 @@ class GraspProcedure:
         self.grip_force = float("nan")  # N the force grip keeps (the pads' mean force at the close)
         self._grip_drift = 0.0  # m the force grip moved the jaws in its last step (its next first guess)
         self._grip_slope = 0.0  # N/m the force grip's last secant slope of force over jaw position (0: none yet)
+        self._spent = 0  # Newton iterations of every step attempt so far (what newton_budget bounds)
 
     def run(self) -> GraspResult:
         return self.run_variants([self.params])[0]
@@ -328,6 +331,7 @@ class GraspProcedure:
     def _initialise(self) -> None:
         p, gripper = self.params, self.gripper
         world_mesh = self.obj.mesh.copy().apply_transform(self.object_pose)
+        self._check_reach(world_mesh)
         clearance = gripper.clearance_opening(self.grasp_pose, world_mesh, clearance=p.clearance,
                                               max_extra=p.max_extra_opening)
         if not clearance.clear:
@@ -348,6 +352,20 @@ class GraspProcedure:
             self.result.faces = self.backend.faces()
             self.result.frames.append(self.backend.frame())
         self._guarded(self._settle, phase="settle")
+
+    def _check_reach(self, world_mesh) -> None:
+        """A "miss" before anything is simulated when the jaws, opened to the gripper's widest,
+        are farther from the object than that opening (their bounding boxes are): the object is
+        nowhere between them, so no pad can reach it (a grasp pose in millimetres or in another
+        frame). Simulating such a scene costs more the farther apart they are (the engine's
+        contact distance grows with the scene)."""
+        gripper = self.gripper
+        reach = gripper.max_opening
+        if gripper.jaw_box_gap(self.grasp_pose, world_mesh.vertices, reach) >= reach:
+            far = float(np.linalg.norm(self.grasp_pose[:3, 3] - self.object_pose[:3, 3]))
+            self._fail("miss", f"the jaws, opened to the gripper's widest ({reach * 1e3:.0f} mm), are farther than "
+                               f"that from the object (the gripper frame is {far:.3g} m from the object's): no pad "
+                               "can reach it; check the grasp pose is in metres and in the object's world frame")
 
     def _settle(self) -> None:
         """settle_time with the jaws still: the object comes to rest on the ground."""
@@ -558,7 +576,7 @@ class GraspProcedure:
                 self._grip_step()
         except BackendFailed as exc:
             self.lifted = base
-            r.shake_outcome, r.shake_reason = "solver", str(exc)
+            r.shake_outcome, r.shake_reason = "solver", f"shake: {exc}"
             return
         held, reason = self._held()
         r.shake_outcome, r.shake_reason = ("held" if held else "dropped"), reason
@@ -572,12 +590,24 @@ class GraspProcedure:
     # ---------------------------------------------------------------------------------- helpers
     def _step(self, closed: float | None = None, give_up=None, coarse_rounds: bool = False) -> StepReport | None:
         """One backend step with the jaws at (closed, self.lifted); counts it in the result. None
-        (nothing counted) when give_up (see Backend.step) abandoned it; coarse_rounds as in
-        Backend.step."""
-        p, r = self.params, self.result
+        (nothing counted in the result) when give_up (see Backend.step) abandoned it;
+        coarse_rounds as in Backend.step.
+
+        Every attempt, taken, abandoned, failed or later undone (a refined closing step, a force
+        grip's retry), counts its Newton iterations against newton_budget, at least one each
+        (`Backend.newton_iterations_run`; a model without Newton iterations counts its step
+        attempts): past the budget the attempt raises BackendFailed naming it."""
+        r = self.result
         closed = self.closed if closed is None else closed
-        report = self.backend.step(closed, self.lifted, give_up, coarse_rounds)
+        report, before = None, self.backend.newton_iterations_run
+        try:
+            report = self.backend.step(closed, self.lifted, give_up, coarse_rounds)
+        finally:
+            after = self.backend.newton_iterations_run
+            ran = after - before if after is not None else (0 if report is None else report.newton_iterations)
+            self._spent += max(ran, 1)
         if report is None:
+            self._check_budget()
             return None
         r.steps += 1
         r.newton_iterations += report.newton_iterations
@@ -596,9 +626,15 @@ class GraspProcedure:
         self._time = report.time
         if self.progress:
             self.progress(report.time)
-        if r.newton_iterations > p.newton_budget:
-            raise BackendFailed(f"the trial used more than newton_budget = {p.newton_budget} Newton iterations")
+        self._check_budget()
         return report
+
+    def _check_budget(self) -> None:
+        """BackendFailed naming newton_budget once the step attempts have run past it."""
+        budget = self.params.newton_budget
+        if self._spent > budget:
+            raise BackendFailed(f"the trial ran {self._spent} Newton iterations, past newton_budget = {budget} (every "
+                                "step attempt counts, retried, abandoned and failed ones included)")
 
     def _grip_step(self) -> StepReport:
         """One step after the close (lift, hold, shake, mass ramp), the jaws holding the object
