@@ -94,3 +94,56 @@ def test_render_refuses_bad_angles_and_sizes_before_any_simulation(capsys):
         assert exit_.value.code == 2
         err = capsys.readouterr().err
         assert option in err and words in err, err
+
+
+HEAVY = ("numba", "xarray", "pandas", "trimesh", "scipy", "matplotlib", "numpy")
+"""Modules that cost seconds of CPU together: neither `import ipcgrasp` nor the command line's help,
+version and argument errors may load them."""
+
+_CLI = """
+from ipcgrasp.cli import main
+try:
+    main({argv!r})
+except SystemExit as exit_:
+    assert exit_.code == {code}, exit_.code
+"""
+
+
+def _heavy_modules_after(code: str) -> list[str]:
+    """The HEAVY modules loaded in a fresh interpreter once `code` has run there."""
+    import subprocess
+    import sys
+
+    script = f"{code}\nimport sys\nprint(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_ipcgrasp_and_its_names_stays_light():
+    assert _heavy_modules_after("import ipcgrasp; dir(ipcgrasp); ipcgrasp.__version__") == []
+
+
+def test_help_version_and_argument_errors_load_no_heavy_module():
+    render = ["render", "--object", "x", "--grasp", "0", "--out", "x.gif"]
+    simulate = ["simulate", "--object", "x", "--grasp", "0"]
+    for argv, code in ((["--help"], 0), (["--version"], 0), (["render", "--help"], 0), (["generate", "--help"], 0),
+                       (render + ["--azimuth", "inf"], 2), (render + ["--size", "1x1"], 2),
+                       (simulate + ["--close-rule", "zzz"], 2), (simulate + ["--render", "out.txt"], 2),
+                       (["quality", "--object", "x", "--grasp", "0", "--resolution", "-1"], 2), ([], 2)):
+        assert _heavy_modules_after(_CLI.format(argv=argv, code=code)) == [], argv
+
+
+def test_the_public_names_resolve_on_first_use():
+    import pytest
+
+    import ipcgrasp
+    from ipcgrasp import GraspObject, Gripper, SimParams, robustness, shipped_grippers, simulate_grasp
+    from ipcgrasp.grasp.simulate import simulate_grasp as defined
+
+    assert simulate_grasp is defined and ipcgrasp.simulate_grasp is defined
+    assert {GraspObject.__name__, Gripper.__name__, SimParams.__name__, robustness.__name__,
+            shipped_grippers.__name__} == {"GraspObject", "Gripper", "SimParams", "robustness", "shipped_grippers"}
+    assert set(ipcgrasp.__all__) <= set(dir(ipcgrasp)) and isinstance(ipcgrasp.__version__, str)
+    with pytest.raises(AttributeError, match="no attribute 'simulate'"):
+        ipcgrasp.simulate  # noqa: B018

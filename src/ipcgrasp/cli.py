@@ -8,8 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-from ipcgrasp import __version__
-
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT, as the shell reports a process SIGINT ended)."""
 
@@ -670,13 +668,32 @@ def _add_gripper_arguments(parser: argparse.ArgumentParser) -> None:
                              "default_pad)")
 
 
+class _VersionAction(argparse.Action):
+    """--version: argparse's version action, with the version looked up only when asked for
+    (`importlib.metadata` is not free)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show program's version number and exit"):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ipcgrasp import __version__
+
+        parser._print_message(f"ipcgrasp {__version__}\n", sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from ipcgrasp.baselines.image_quality import DEFAULT_RESOLUTION
+    """The command line. It imports only light modules (no numba, xarray, trimesh, matplotlib, not
+    even numpy), so that `--help`, `--version` and argument errors answer at once: each command
+    imports what it needs when it runs, and what the parser checks lives in light modules."""
+    from ipcgrasp.baselines.image_quality_settings import DEFAULT_RESOLUTION
     from ipcgrasp.grasp.params import CLOSE_RULES, SimParams
     from ipcgrasp.paths import RESOURCES_REACH
+    from ipcgrasp.viz.view_options import ELEVATION, parse_azimuth, parse_elevation, parse_size
 
     parser = argparse.ArgumentParser(prog="ipcgrasp", description=__doc__)
-    parser.add_argument("--version", action="version", version=f"ipcgrasp {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", required=True)
 
     data = commands.add_parser("data", help="locate, fetch or import physical grasp data").add_subparsers(dest="action", required=True)
@@ -768,8 +785,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overwrite_argument(replay)
     replay.set_defaults(func=_cmd_replay, fps=10.0, every=2)
 
-    from ipcgrasp.viz.camera import ELEVATION, parse_azimuth, parse_elevation, parse_size
-
     render = commands.add_parser("render", help="simulate one trial of a grasp and render it")
     _add_trial_arguments(render)
     render.add_argument("--out", required=True, metavar="OUT.gif", type=_output(*RENDER_SUFFIXES),
@@ -851,17 +866,25 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"ipcgrasp: warning: {message}", file=sys.stderr)
 
 
+def _reported(exc: Exception) -> bool:
+    """Whether `main` reports the command's error on one line (exit code 2) rather than as a
+    traceback: bad input, a missing file, a failed run, a YAML error, memory."""
+    yaml = sys.modules.get("yaml")  # only a command that imported yaml raises its errors
+    return isinstance(exc, (OSError, ValueError, RuntimeError, MemoryError)) or \
+        (yaml is not None and isinstance(exc, yaml.YAMLError))
+
+
 def main(argv: list[str] | None = None) -> int:
     import warnings
-
-    import yaml
 
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return args.func(args)
-    except (OSError, ValueError, RuntimeError, yaml.YAMLError, MemoryError) as exc:
+    except Exception as exc:
+        if not _reported(exc):
+            raise
         message = str(exc) if getattr(exc, "keeps_lines", False) else _one_line(exc)
         print(f"ipcgrasp: error: {message}", file=sys.stderr)
         return 2

@@ -5,7 +5,6 @@ import trimesh
 from PIL import Image
 
 from ipcgrasp.grasp.outcome import GraspResult
-from ipcgrasp.viz.camera import parse_size
 from ipcgrasp.viz.render import (
     BODY_COLOURS,
     CONTACT_COLOUR,
@@ -20,6 +19,7 @@ from ipcgrasp.viz.render import (
     still_paths,
     trial_phases,
 )
+from ipcgrasp.viz.view_options import parse_size
 
 
 def _box(extents, centre):

@@ -73,6 +73,7 @@ import numpy as np
 import scipy.ndimage
 import trimesh
 
+from ipcgrasp.baselines.image_quality_settings import DEFAULT_RESOLUTION
 from ipcgrasp.baselines.interface import Prediction
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.grasp.simulate import perturbed_grasp
@@ -99,8 +100,6 @@ YUMI_PAD_WIDTH = 16e-3
 """Pad width across the grasp (gripper y) after the 0.8 scale, m (DATA.md section 3): w."""
 YUMI_OPENING = 50e-3
 """Distance between the fully open YuMi tooltips, m (DATA.md section 3): the opening range r."""
-DEFAULT_RESOLUTION = 0.25e-3
-"""Silhouette pixel size, m."""
 MAX_PIXELS = 25_000_000
 """Largest silhouette raster (pixels): 25 MB of mask, a 1 m object at DEFAULT_RESOLUTION; a finer
 resolution raises RasterSizeError before anything is allocated."""

@@ -31,8 +31,9 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from ipcgrasp.io import write_bytes_atomic
-from ipcgrasp.viz.camera import ELEVATION, OrthoCamera
+from ipcgrasp.viz.camera import OrthoCamera
 from ipcgrasp.viz.raycast import RayScene
+from ipcgrasp.viz.view_options import ELEVATION
 
 # base colours (RGB in [0, 1]) by body kind: the name without its jaw index
 BODY_COLOURS = {
