@@ -139,9 +139,10 @@ def test_bad_arguments_are_exit_2(box_mesh, tmp_path, capsys, bad):
 
 def generate_in_the_background(box_mesh, out) -> tuple[subprocess.Popen, set[int]]:
     """`ipcgrasp generate --workers 2` in its own process group (as a terminal runs it), once its
-    two pool workers run: (the process, the workers' pids)."""
-    process = subprocess.Popen([str(IPCGRASP), "generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n", "2",
-                                "--trials", "2", "--workers", "2", "--no-images", "--out", str(out)],
+    two pool workers run: (the process, the workers' pids). Its 18 trials take several seconds
+    after that, compiled kernels cached or not."""
+    process = subprocess.Popen([str(IPCGRASP), "generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n", "6",
+                                "--trials", "3", "--workers", "2", "--no-images", "--out", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 300
     while len(workers := child_pids(process.pid)) < 2 and process.poll() is None and time.monotonic() < deadline:
@@ -177,7 +178,7 @@ def test_ctrl_c_of_generate_says_how_far_it_got_and_how_to_resume(box_mesh, tmp_
     stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     written = len(record_files(out))
-    assert stderr.strip().splitlines()[-1] == (f"ipcgrasp: interrupted; {written} of 2 grasp record(s) written to "
+    assert stderr.strip().splitlines()[-1] == (f"ipcgrasp: interrupted; {written} of 6 grasp record(s) written to "
                                                f"{out}; run the same command to resume")
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert not wait_until_ended(workers, timeout=5), "pool workers kept running after Ctrl-C"
