@@ -9,7 +9,7 @@ relative to the rest shape carried by the jaw) and the barrier gap (m: the small
 distance), and their ratio, which is above 1 where the pad's own deformation, not the layer
 the barrier keeps between the surfaces, carries most of the contact's give.
 
-Prints per dhat and rule: the verdicts (held of 25, and the labels that differ from the next
+Prints per dhat and rule: the verdicts (how many held, and the labels that differ from the next
 smaller dhat's), the closing force (median and range, N), the compression and gap (medians, um),
 the ratio (median and range), the barrier stiffness kappa at the close, Newton iterations and
 wall time per trial (medians).
@@ -62,7 +62,7 @@ class LayerProbe(IpcBackend):
                 local = (self.sim.vertices(PADS[i]) - poses[i, :3, 3]) @ poses[i, :3, :3]
                 compression.append(float(np.max(self.rest[:, 2] - local[:, 2])))
             self.close = dict(compression=compression, gap=[self.pad_object_distance(i, 1.0) for i in range(2)],
-                              kappa=float(self.sim.barrier_stiffness), dhat=float(self.sim.dhat))
+                              kappa=float(self.sim.barrier_stiffness), dhat_used=float(self.sim.dhat))
         return report
 
 
@@ -75,8 +75,9 @@ def load_cube(data_dir: str) -> None:
 
 
 def run_trial(job) -> dict:
-    """One noise-free trial as a row: dhat (m or None), rule, grasp, label, close_forces (N),
-    compression and gap (m per pad, at the close), kappa, newton_iterations, wall_s."""
+    """One noise-free trial as a row: dhat (m as asked, None: SimParams' default), rule, grasp,
+    label, close_forces (N), compression and gap (m per pad, at the close), kappa, dhat_used (m),
+    newton_iterations, wall_s."""
     params, dhat, rule, grasp = job
     physical = _CUBE["physical"]
     probe = {}
@@ -89,7 +90,7 @@ def run_trial(job) -> dict:
     result = simulate_grasp(_CUBE["object"], physical.object_poses[grasp], physical.grasp_poses[grasp],
                             SimParams(**params, close_rule=rule, dhat=dhat), 0, backend=backend)
     close = probe["backend"].close or dict(compression=[np.nan] * 2, gap=[np.nan] * 2, kappa=np.nan,
-                                           dhat=probe["backend"].sim.dhat)
+                                           dhat_used=probe["backend"].sim.dhat)
     return dict(dhat=dhat, rule=rule, grasp=grasp, label=result.failure_mode or "held",
                 close_forces=[float(f) for f in result.close_forces], **close,
                 newton_iterations=int(result.newton_iterations), wall_s=time.perf_counter() - started)
@@ -109,7 +110,7 @@ def summary(rows: list, finer: list | None) -> str:
     def med(values, fmt):
         return format(statistics.median(values), fmt) if values else "-"
 
-    return (f"held {held:2d}/25, F close {med(force, '.2f')} N [{min(force, default=np.nan):.2f}, "
+    return (f"held {held:2d}/{len(rows)}, F close {med(force, '.2f')} N [{min(force, default=np.nan):.2f}, "
             f"{max(force, default=np.nan):.2f}], compression {med(comp, '.2f')} um, gap {med(gap, '.3f')} um, "
             f"ratio {med(ratio, '.3g')} [{min(ratio, default=np.nan):.3g}, {max(ratio, default=np.nan):.3g}], "
             f"kappa {med([r['kappa'] for r in closed], '.3g')}, iterations "
@@ -127,8 +128,8 @@ def main() -> None:
     parser.add_argument("--out", help="write the rows as JSON here")
     args = parser.parse_args()
     config = yaml.safe_load(CONFIG.read_text())
-    params = SimParams(**config["sim"], E=E_REF, mu=MU_REF, jaw=config["calibration"]["jaw"],
-                       noise_translation=0.0, noise_rotation=0.0).to_dict()
+    params = SimParams(**{**config["sim"], "noise_translation": 0.0, "noise_rotation": 0.0}, E=E_REF, mu=MU_REF,
+                       jaw=config["calibration"]["jaw"]).to_dict()
     for key in ("close_rule", "dhat"):
         params.pop(key)
     dhats = [None if d == "auto" else float(d) for d in args.dhat]
@@ -138,7 +139,7 @@ def main() -> None:
     for rule in args.rules.split(","):
         by_dhat = [[r for r in rows if r["dhat"] == d and r["rule"] == rule] for d in dhats]
         for k, d in enumerate(dhats):
-            used = statistics.median(r["dhat"] for r in by_dhat[k]) if d is None else d
+            used = statistics.median(r["dhat_used"] for r in by_dhat[k])
             label = "auto" if d is None else f"{d * 1e6:g} um"
             finer = by_dhat[k + 1] if k + 1 < len(dhats) else None
             print(f"{rule:5s} dhat {label:>7s} ({used * 1e6:.3g} um): {summary(by_dhat[k], finer)}")

@@ -1,4 +1,4 @@
-"""Baselines the simulator is compared with (DESIGN.md section 6): analytic models, a penalty
+"""Baselines the simulator is compared with (docs/physics.md, "The comparison models"): analytic models, a penalty
 dynamic model, the image-space quality measure, contact-stability metrics, critical mass."""
 
 from ipcgrasp.baselines.interface import MODELS, Prediction

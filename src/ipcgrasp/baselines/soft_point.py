@@ -9,7 +9,7 @@ weighted centroid of the patch points, with the patch's area-weighted mean norma
 jaw pushes along -n). The normal force is the closing force F (`params.close_force`, 20 N).
 Friction: a Coulomb disc ||f_t|| <= mu F in the tangent plane (the cone at fixed normal force)
 and, independently, a torsional moment |tau| <= tau_max about n, with tau_max = (2/3) mu F a:
-uniform pressure over a disc of contact radius a = 10 mm (REACH's `radius`, DATA.md section 3),
+uniform pressure over a disc of contact radius a = 10 mm (REACH's `radius`, docs/data.md),
 the classical linear soft-finger model. The grasp holds iff both contacts' wrenches can balance
 the object's weight (`wrench.resist`; the jaws squeeze with F, their net force along the closing
 axis is free).

@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 GRAVITY = np.array([0.0, 0.0, -9.81])
-"""Gravitational acceleration (m/s^2), world z up (DESIGN.md section 2)."""
+"""Gravitational acceleration (m/s^2), world z up (docs/physics.md, "Units and frames")."""
 GRAVITY.flags.writeable = False
 LENGTH_SCALE = 0.01
 """Length (m) by which moment rows are divided (about the pad size) so all rows are comparable."""

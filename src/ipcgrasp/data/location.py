@@ -1,4 +1,4 @@
-"""Where the REACH-layout data directory is (DATA.md section 1), and how to get it."""
+"""Where the REACH-layout data directory is (docs/data.md, "Directory layout"), and how to get it."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Loader for a REACH-layout data directory (DATA.md sections 1-2): object meshes, masses from the
+"""Loader for a REACH-layout data directory (docs/data.md): object meshes, masses from the
 registry, and the physical grasp attempts grouped as grasps x trials.
 
 Only `obj`, `grasp`, `pose`, `stable_pose`, `attempt`, `trial` and `result` are read. `tf` has
-no documented meaning and `qs_*` merely repeat `result`, so neither is used (DATA.md section 2).
+no documented meaning and `qs_*` merely repeat `result`, so neither is used (docs/data.md, "A physical grasp file").
 """
 
 from __future__ import annotations

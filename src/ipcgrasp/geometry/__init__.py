@@ -1,6 +1,5 @@
 """Geometry: object mesh loading and validation, mass properties, the most probable resting pose
-(`stable_pose`), parametric jaw pads and their backing plates, tetrahedralisation (DESIGN.md
-section 1)."""
+(`stable_pose`), parametric jaw pads and their backing plates, tetrahedralisation."""
 
 from ipcgrasp.geometry.mesh import (
     MassProperties,

@@ -273,7 +273,7 @@ def shape_pad(shape: PadShape, resolution: float = DEFAULT_PAD_RESOLUTION) -> Pa
     """Tetrahedralise the pad `shape` at the target tet edge length `resolution` (m).
 
     TetGen's volume bound is that of the regular tet with this edge, resolution^3 / (6 sqrt 2),
-    with min dihedral 10 degrees and radius-edge ratio 1.5 (DESIGN.md section 9). The result is
+    with min dihedral 10 degrees and radius-edge ratio 1.5 (TetGen's quality bounds: no sliver tets). The result is
     deterministic, so it is cached; its arrays are read-only (copy them to modify).
     """
     if not isinstance(shape, PadShape):

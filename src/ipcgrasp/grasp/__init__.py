@@ -1,2 +1,2 @@
-"""Grasp simulation (DESIGN.md section 4): the gripper description, seeded pose noise, the scene
+"""Grasp simulation (docs/grasp_procedure.md): the gripper description, seeded pose noise, the scene
 placement, the grasp procedure over a dynamic backend and the trial outcome."""

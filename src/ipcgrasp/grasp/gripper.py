@@ -1,6 +1,6 @@
 """Parallel-jaw gripper: where the two jaws (compliant pad + rigid backing plate, optionally a
-rigid finger) sit for a grasp pose and a jaw opening (DATA.md section 3), how far to open them
-before a trial and how fast to close them (DATA.md section 4). A Gripper is built from a
+rigid finger) sit for a grasp pose and a jaw opening (docs/data.md), how far to open them
+before a trial and how fast to close them (docs/data.md). A Gripper is built from a
 description file (`Gripper.from_description`, `grasp.description`, docs/grippers.md); the YuMi
 is the shipped `yumi` description.
 
@@ -291,7 +291,7 @@ class Gripper:
 
         Each jaw moves (max_opening - opening) / 2 along its closing direction from the widest
         opening, so the jaws stay symmetric about the gripper frame; opening None means the widest.
-        An opening above max_opening (the original study's extra opening, DATA.md section 4)
+        An opening above max_opening (the original study's extra opening, docs/data.md)
         moves the jaws apart beyond what the real gripper can.
         """
         grasp_pose = _grasp_pose(grasp_pose)
@@ -366,7 +366,7 @@ class Gripper:
 
     def clearance_opening(self, grasp_pose, object_mesh: trimesh.Trimesh, clearance: float = 1e-3,
                           step: float = 1e-3, max_extra: float = 0.0) -> JawClearance:
-        """Open the jaws like the original study (DATA.md section 4): from the widest opening,
+        """Open the jaws like the original study (docs/data.md): from the widest opening,
         widen in `step`s until both jaws (pads and backings) are at least `clearance` (m) from the
         object (a closed surface, world coordinates), trying openings max_opening + k step,
         k = 0, 1, ..., up to max_opening + `max_extra`.
@@ -432,7 +432,7 @@ class Gripper:
 
     def closing_speed(self, opening: float, closing_time: float) -> float:
         """Speed of each backing towards the other (m/s): opening / 2 / closing_time (both meet
-        within `closing_time`, s) clipped to the gripper's closing_speeds (DATA.md section 4: the
+        within `closing_time`, s) clipped to the gripper's closing_speeds (docs/data.md: the
         YuMi's 10 mm/s and the study's 2 s)."""
         if not opening >= 0.0:
             raise ValueError(f"opening (m) must be non-negative, got {opening}")

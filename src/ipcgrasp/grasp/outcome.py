@@ -1,4 +1,4 @@
-"""The record of one grasp trial and the rules that judge it (DESIGN.md section 4, step 4)."""
+"""The record of one grasp trial and the rules that judge it (docs/grasp_procedure.md, "Judge")."""
 
 from __future__ import annotations
 

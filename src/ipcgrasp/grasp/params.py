@@ -135,7 +135,7 @@ FLAGS = ("critical_mass",)
 
 @dataclass(frozen=True)
 class SimParams:
-    """Every field has a default (DATA.md sections 3-4); SI units throughout.
+    """Every field has a default (docs/data.md, "Conventions the simulation follows"); SI units throughout.
 
     Pads: E (Pa), nu, density (kg/m^3), jaw (the name of one of the gripper description's pad
     variants; every shipped gripper has "rounded" and "rectangular"), pad_resolution (m, target

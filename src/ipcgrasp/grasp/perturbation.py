@@ -1,4 +1,4 @@
-"""Seeded grasp-pose noise (DATA.md section 3; Kim et al., IPC-GraspSim, "Grasp Simulation
+"""Seeded grasp-pose noise (docs/data.md, "Conventions the simulation follows"; Kim et al., IPC-GraspSim, "Grasp Simulation
 Procedure"), and per-trial seeds shared by every model of the study.
 
 A trial's noise depends only on (root seed, grasp index, trial index), so each model simulated

@@ -1,4 +1,4 @@
-"""Scene placement and the distance between solids used to open the jaws (DATA.md section 4).
+"""Scene placement and the distance between solids used to open the jaws (docs/data.md).
 
 `place_scene` rests the posed object 1 mm above the ground and moves the gripper with it, so the
 grasp relative to the object stays the recorded one. `mesh_distance` is the exact Euclidean
@@ -22,7 +22,7 @@ from ipcgrasp.engine.penetration import winding_number
 
 def place_scene(object_mesh, object_pose, grasp_pose, ground_gap: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
     """Shift the posed object along world z so that its lowest point is `ground_gap` (m) above the
-    ground z = 0, and the gripper by the same amount (DATA.md section 4).
+    ground z = 0, and the gripper by the same amount (docs/data.md).
 
     `object_mesh` is a trimesh (or an (n, 3) vertex array) in the object frame; the poses are 4x4
     (object and gripper frames in the world, m). Returns the shifted (object_pose, grasp_pose).

@@ -1,4 +1,4 @@
-"""The study: paper-exact and per-grasp metrics (DESIGN.md section 5, DATA.md section 6)."""
+"""The study: paper-exact and per-grasp metrics (docs/data.md, "The paper's metric and the per-grasp metrics")."""
 
 from ipcgrasp.study.metrics import (
     Estimate,

@@ -1,5 +1,5 @@
 """Psi_th calibration: squeeze one pad against a flat rigid block and read off the pad's strain
-energy when its normal force reaches the closing force (DESIGN.md section 4, last paragraph).
+energy when its normal force reaches the closing force (docs/grasp_procedure.md, "The close rules").
 
 The paper fixed one strain-energy threshold for every E, which means a different closing force
 per E; calibrating Psi_th(E) for a known force (YuMi: 20 N) separates the two effects.

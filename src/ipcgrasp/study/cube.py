@@ -1,4 +1,4 @@
-"""Result cubes: per-trial grasp outcomes as xarray Datasets in NetCDF (DESIGN.md section 5).
+"""Result cubes: per-trial grasp outcomes as xarray Datasets in NetCDF.
 
 A *cell* holds the trials of one simulation job: dims (grasp, trial), scalar coordinates for the
 settings it ran with (jaw, rule, E, mu, object, ...), and the physical trials of the same grasps

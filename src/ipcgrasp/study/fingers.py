@@ -54,6 +54,6 @@ def finger_caption(n_trials: int, split_description: str) -> str:
     """Caption of the finger table: what was swept, what the columns are, how far it reaches."""
     return (f"Compliant fingers on the training grasps: each finger's tip bending stiffness (N/m; inf: rigid "
             f"fingers, the grid's own cells) beside the pad modulus E (Pa) and friction mu, {n_trials} perturbed "
-            "trial(s) per grasp, the grid's trial seeds. paper_f1: the paper's metric (DATA.md section 6); f1, "
+            "trial(s) per grasp, the grid's trial seeds. paper_f1: the paper's metric (docs/data.md); f1, "
             "mcc: per-grasp metrics at robustness 0.5. A few light training objects cannot decide a finger "
             f"stiffness: the bending they cause is small. {split_description}")

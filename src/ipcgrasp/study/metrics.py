@@ -1,6 +1,6 @@
 """Metrics comparing predicted with physical grasp robustness: the one place metrics live.
 
-Two families (DATA.md section 6):
+Two families (docs/data.md, "The paper's metric and the per-grasp metrics"):
 
 - `paper_ap_ar_f1`: the IPC-GraspSim paper's AP / AR / F1, reproduced exactly. Each grasp's
   robustness is expanded into `trials` binary entries, so the scores fed to average precision
@@ -101,7 +101,7 @@ def average_recall(labels, scores, thresholds=AR_THRESHOLDS) -> float:
 
 
 def paper_ap_ar_f1(predicted, physical, trials: int = 5) -> tuple[float, float, float]:
-    """The paper's (AP, AR, F1) from per-grasp predicted and physical robustness (DATA.md 6).
+    """The paper's (AP, AR, F1) from per-grasp predicted and physical robustness (docs/data.md).
 
     Both are expanded by `expand_trials` into binary entries aligned position by position
     (p from predicted, y from physical); AP = average_precision(y, p), AR = mean recall of

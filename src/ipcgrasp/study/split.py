@@ -1,4 +1,4 @@
-"""Training / held-out split of the study's grasps (DESIGN.md section 5).
+"""Training / held-out split of the study's grasps.
 
 With several objects that have physical grasps the split is by object, as in the paper (the
 registry's `split`: training cat, pear, vase; the others held out). With a single such object

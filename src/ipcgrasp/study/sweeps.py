@@ -126,6 +126,6 @@ def sweep_caption(model: str, base: Mapping, n_trials: int, split_description: s
     return (f"{model} on the training grasps over contact stiffness ({units['stiffness']['units']}; "
             f"{units['stiffness']['long_name']}) x margin (m), {n_trials} perturbed trial(s) per grasp, the "
             f"simulator's trial seeds, E = {base['E']:g} Pa, mu = {base['mu']:g}, jaw {base['jaw']}, close rule "
-            f"{base['rule']}. paper_f1: the paper's metric (DATA.md section 6); penetration_m, force_gap_m: the "
+            f"{base['rule']}. paper_f1: the paper's metric (docs/data.md); penetration_m, force_gap_m: the "
             f"largest interpenetration depth and the largest separation at which a contact force acted, per "
             f"trial, median and max over trials (m). Chosen setting: {TIE_BREAK}. {split_description}")
