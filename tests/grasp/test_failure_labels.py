@@ -293,10 +293,31 @@ def test_solver_retried_step_attempts_count_against_the_newton_budget():
     assert f"past newton_budget = {unbounded.newton_iterations}" in r.reason
 
 
-def test_solver_a_model_without_newton_iterations_is_bounded_by_its_step_attempts():
+def test_solver_newton_attempts_that_run_no_iteration_still_count_one_each():
     r, backend = counted_trial(0, newton_budget=10)
     labelled(r, "solver")
     assert len(backend.phases) == 11 and "newton_budget = 10" in r.reason
+
+
+class StepCountingBackend(CountingBackend):
+    """A model that counts only the steps it takes (no newton_iterations_run), as MuJoCo."""
+
+    @property
+    def newton_iterations_run(self):
+        return None
+
+
+def test_a_model_without_newton_iterations_is_not_stopped_by_the_newton_budget():
+    """MuJoCo's steps have no Newton iterations: its trials, many retried steps long under the
+    force grip, are not failed by a budget of Newton iterations."""
+    backend = StepCountingBackend(0)
+    params = SimParams(close_rule="force", **{**FAST, "shake_amplitude": 0.0, "critical_mass": False,
+                                               "newton_budget": 10})
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), params, lambda *args: backend)
+    backend.procedure = procedure
+    r = procedure.run()
+    assert r.success, r.reason
+    assert len(backend.phases) > 10
 
 
 @pytest.mark.parametrize("phase", ["settle", "squeeze", "lift", "hold", "shake", "critical_mass"])

@@ -595,8 +595,10 @@ class GraspProcedure:
 
         Every attempt, taken, abandoned, failed or later undone (a refined closing step, a force
         grip's retry), counts its Newton iterations against newton_budget, at least one each
-        (`Backend.newton_iterations_run`; a model without Newton iterations counts its step
-        attempts): past the budget the attempt raises BackendFailed naming it."""
+        (`Backend.newton_iterations_run`); a model that counts only the steps it takes (its
+        newton_iterations_run None, e.g. MuJoCo, whose steps have no Newton iterations) counts
+        their StepReport.newton_iterations. Past the budget the attempt raises BackendFailed
+        naming it."""
         r = self.result
         closed = self.closed if closed is None else closed
         report, before = None, self.backend.newton_iterations_run
@@ -604,8 +606,10 @@ class GraspProcedure:
             report = self.backend.step(closed, self.lifted, give_up, coarse_rounds)
         finally:
             after = self.backend.newton_iterations_run
-            ran = after - before if after is not None else (0 if report is None else report.newton_iterations)
-            self._spent += max(ran, 1)
+            if after is not None:  # a Newton solver: every attempt counts, at least one iteration
+                self._spent += max(after - before, 1)
+            elif report is not None:  # a model that counts only the steps it takes (e.g. MuJoCo)
+                self._spent += report.newton_iterations
         if report is None:
             self._check_budget()
             return None
