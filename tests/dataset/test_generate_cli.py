@@ -26,6 +26,7 @@ from ipcgrasp.grasp.outcome import GraspResult
 from ..conftest import child_pids, running
 
 MU, CLOSE_FORCE, MASS = 0.4, 20.0, 0.05
+BACKGROUND_GRASPS = 12  # grasps of the generate run a test interrupts
 IPCGRASP = Path(sys.executable).with_name("ipcgrasp")
 
 
@@ -139,18 +140,19 @@ def test_bad_arguments_are_exit_2(box_mesh, tmp_path, capsys, bad):
 
 def generate_in_the_background(box_mesh, out) -> tuple[subprocess.Popen, set[int]]:
     """`ipcgrasp generate --workers 2` in its own process group (as a terminal runs it), once its
-    two pool workers run: (the process, the workers' pids). Its 18 trials take several seconds
-    after that, compiled kernels cached or not."""
-    process = subprocess.Popen([str(IPCGRASP), "generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n", "6",
-                                "--trials", "3", "--workers", "2", "--no-images", "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    two pool workers run and have written the first record: (the process, the workers' pids).
+    Its 48 trials (about 0.5 s of CPU each) then keep it running for several seconds more."""
+    process = subprocess.Popen([str(IPCGRASP), "generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n",
+                                str(BACKGROUND_GRASPS), "--trials", "4", "--workers", "2", "--no-images", "--out",
+                                str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
     deadline = time.monotonic() + 300
-    while len(workers := child_pids(process.pid)) < 2 and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if len(workers) < 2:
+    while ((len(workers := child_pids(process.pid)) < 2 or not (out.is_dir() and record_files(out)))
+           and process.poll() is None and time.monotonic() < deadline):
+        time.sleep(0.05)
+    if len(workers) < 2 or process.poll() is not None:
         process.kill()
-        raise AssertionError("generate started no 2 workers: " + " ".join(process.communicate()))
-    time.sleep(2.0)  # the workers' initializer has run; their first trials are under way
+        raise AssertionError("generate did not run 2 workers to its first record: " + " ".join(process.communicate()))
     return process, workers
 
 
@@ -178,7 +180,7 @@ def test_ctrl_c_of_generate_says_how_far_it_got_and_how_to_resume(box_mesh, tmp_
     stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     written = len(record_files(out))
-    assert stderr.strip().splitlines()[-1] == (f"ipcgrasp: interrupted; {written} of 6 grasp record(s) written to "
+    assert stderr.strip().splitlines()[-1] == (f"ipcgrasp: interrupted; {written} of {BACKGROUND_GRASPS} grasp record(s) written to "
                                                f"{out}; run the same command to resume")
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert not wait_until_ended(workers, timeout=5), "pool workers kept running after Ctrl-C"
