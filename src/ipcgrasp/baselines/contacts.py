@@ -42,7 +42,7 @@ Departures
   left out, which a pad pressing along its closing direction could not reach anyway.
 - The default footprint is the simulated pad, not REACH's hexagonal approximation of the unscaled
   YuMi pad (`area_contact_generator.yaml`), so all models of the study see the same pad.
-- The default silicone depth is REACH's 5.296 mm (DATA.md section 3 rounds it to 5.3 mm).
+- The default silicone depth is REACH's 5.296 mm (the original study rounds it to 5.3 mm).
 """
 
 from __future__ import annotations

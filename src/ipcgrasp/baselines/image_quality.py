@@ -21,7 +21,7 @@ What is implemented
 - `image_quality`: both steps for a mesh and a grasp pose.
 - `predict`: the study's baseline interface (`baselines.interface`): the quality of the trial's
   perturbed grasp; success = score >= `SUCCESS_THRESHOLD` (0.5), the score ranks grasps.
-The defaults are the YuMi gripper of DATA.md section 3: pads 16 mm wide across the grasp
+The defaults are the YuMi gripper of docs/data.md: pads 16 mm wide across the grasp
 (w = 16 mm), 50 mm between the open tooltips (r = 50 mm).
 
 Departures from the paper, and readings of what it leaves open
@@ -97,9 +97,9 @@ __all__ = [
 ]
 
 YUMI_PAD_WIDTH = 16e-3
-"""Pad width across the grasp (gripper y) after the 0.8 scale, m (DATA.md section 3): w."""
+"""Pad width across the grasp (gripper y) after the 0.8 scale, m (docs/data.md): w."""
 YUMI_OPENING = 50e-3
-"""Distance between the fully open YuMi tooltips, m (DATA.md section 3): the opening range r."""
+"""Distance between the fully open YuMi tooltips, m (docs/data.md): the opening range r."""
 MAX_PIXELS = 25_000_000
 """Largest silhouette raster (pixels): 25 MB of mask, a 1 m object at DEFAULT_RESOLUTION; a finer
 resolution raises RasterSizeError before anything is allocated."""

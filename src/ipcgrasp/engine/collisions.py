@@ -818,7 +818,7 @@ def contact_forces(collisions, mesh, x, dhat, barrier_stiffness):
     """Force of each collision on each of its vertices: -kappa grad_x [w_k m_k b(d_k)].
 
     Returns (K, 4, 3), rows in the order of collisions.vertices, zero for padding slots.
-    Units of kappa * m^3; in the incremental potential (DESIGN.md sec. 3.2) dividing by h^2
+    Units of kappa * m^3; in the incremental potential (docs/physics.md) dividing by h^2
     gives newtons. Summed over collisions (per vertex) it is -kappa barrier_potential_gradient.
     """
     kappa = _positive(barrier_stiffness, "barrier_stiffness")

@@ -10,7 +10,7 @@ dissipation potential is
 
 with IPC's C1 mollifier f0 (a cubic below eps_u, the identity above). -grad D is the friction
 force; on the relative motion it has magnitude mu * lambda once |u_t| >= eps_u (Coulomb).
-In the incremental potential of DESIGN.md sec. 3.2, whose forces carry a factor dt^2, the term
+In the incremental potential (docs/physics.md), whose forces carry a factor dt^2, the term
 is dt^2 * D with lambda in N; equivalently D with lambda = kappa |b'(d)| 2 sqrt(d), the barrier's
 normal force in those units (as IPC and ipctk do).
 

@@ -1,4 +1,4 @@
-"""Compressible Neo-Hookean elasticity on linear tetrahedra (DESIGN.md section 3.1).
+"""Compressible Neo-Hookean elasticity on linear tetrahedra (docs/physics.md, "Strain energy of a pad").
 
 Energy density (J/m^3) of the deformation gradient F = Ds Dm^-1, J = det F > 0:
 

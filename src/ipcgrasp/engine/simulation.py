@@ -1,4 +1,4 @@
-"""Time stepping by Incremental Potential Contact (DESIGN.md 3.2 and 3.4).
+"""Time stepping by Incremental Potential Contact (docs/physics.md: the time step and the solver).
 
 Each step minimises, over the free degrees of freedom z (free deformable vertex coordinates
 and the 12 affine coordinates of each affine body),
