@@ -145,7 +145,8 @@ def generate_in_the_background(box_mesh, out) -> tuple[subprocess.Popen, set[int
     process = subprocess.Popen([str(IPCGRASP), "generate", "--mesh", str(box_mesh), "--mass", str(MASS), "--n",
                                 str(BACKGROUND_GRASPS), "--trials", "4", "--workers", "2", "--no-images", "--out",
                                 str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True,  # SIGINT as a terminal has it, not ignored
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while ((len(workers := child_pids(process.pid)) < 2 or not (out.is_dir() and record_files(out)))
            and process.poll() is None and time.monotonic() < deadline):
