@@ -13,7 +13,7 @@ a change anywhere in that chain recompiles them.
 A constant passed from one kernel to another is an np.int64 / np.bool_ (np.int64(0), np.True_,
 module constants such as distance._V0), not a Python literal: numba compiles a separate
 specialisation of the callee for every distinct literal argument, each costing a cold start
-another fraction of a second (benchmarks/README.md, ninth pass). LLVM can still inline the
+another fraction of a second (benchmarks/README.md). LLVM can still inline the
 callee and fold the constant; the cube trials ran no slower without the specialisations.
 
 Copying one array into another is a loop, not a slice assignment (a[:] = b, a[:, :] = B): numba

@@ -90,8 +90,8 @@ MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin out
 # than this since it was computed. Most of a pad only translates with its jaw or strains by less;
 # a Hessian off by about this relatively changes Newton's direction, not the minimiser it converges
 # to: over cube grasps 0-9 the Newton iterations stay the same (2878 against 2880 at 1e-8), 14 %
-# of the tets are recomputed instead of 56 %, and no cube verdict changes (benchmarks/README.md,
-# eighth pass). Looser values save no more time.
+# of the tets are recomputed instead of 56 %, and no cube verdict changes (benchmarks/README.md).
+# Looser values save no more time.
 ELASTIC_HESSIAN_REUSE = 1e-5
 # Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
 # where they were found (Simulation._candidates); the pairs are the same, only found faster.
@@ -114,13 +114,13 @@ CARRIED_CONVERGED = 0.5
 # projected one), so projected Newton converges there linearly, by about 10 % an iteration, and
 # unprojected it converges quadratically. Further out the unprojected step can carry an object
 # across a tipping edge the projected solve does not: from 5 times the tolerance on, one tipping
-# event of the noisy cube trials ended the other way (benchmarks/README.md, twelfth pass).
+# event of the noisy cube trials ended the other way (benchmarks/README.md).
 UNPROJECTED_CONTACTS_NEAR = 2.5
 # With coarse_rounds (Simulation.step) the Newton solves of a step's drive-and-settle rounds stop at
 # this many times the tolerance, the step's last solve at the tolerance itself: a round's end only
 # makes room for the next drive and is where give_up looks. About 9 % fewer Newton iterations on the
 # cube trials, with the same verdicts when the grasp procedure asks for it only once both pads touch
-# the object (benchmarks/README.md, thirteenth pass).
+# the object (benchmarks/README.md).
 COARSE_ROUND_TOLERANCE = 10.0
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
