@@ -668,15 +668,15 @@ class GraspProcedure:
                 low = closed
             if abs(error) <= 0.5 * FORCE_TOLERANCE * self.grip_force or low >= high:
                 break
-            best = min(tries, key=lambda t: abs(t[1]))
-            if attempt == MAX_GRIP_TRIES - 1 and best is tries[-1]:
+            if attempt == MAX_GRIP_TRIES - 1:  # none within the window: the closest try stands
+                best = min(tries, key=lambda t: abs(t[1]))[0]
+                if best != closed:
+                    backend.restore(saved)
+                    self._restore_counters(counters)
+                    closed, report = best, self._step(best)
                 break
             backend.restore(saved)
             self._restore_counters(counters)
-            if attempt == MAX_GRIP_TRIES - 1:  # none within the window: the closest try stands
-                closed = best[0]
-                report = self._step(closed)
-                break
             closed = self._grip_position(tries, low, high)
         self.closed, self._grip_drift = closed, closed - start
         return report
