@@ -625,6 +625,18 @@ def _generate(args) -> int:
     return 0
 
 
+def _cmd_export(args) -> int:
+    from ipcgrasp.dataset.export import DEFAULT_SUCCESS_THRESHOLD, export_acronym
+    from ipcgrasp.dataset.records import DATASET_FILE, record_files
+
+    _check_outputs(args, [(args.out, "--out")], [Path(args.dataset) / DATASET_FILE, *record_files(args.dataset)])
+    threshold = DEFAULT_SUCCESS_THRESHOLD if args.success_threshold is None else args.success_threshold
+    grasps = export_acronym(args.dataset, args.out, args.mesh_file, threshold)
+    print(f"wrote {args.out}: {grasps.object_name}, {len(grasps.indices)} grasp(s), {int(grasps.success.sum())} "
+          f"labelled success (robustness >= {grasps.success_threshold:g}), object/file {grasps.mesh_file}")
+    return 0
+
+
 def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
     from ipcgrasp.grasp.params import CLOSE_RULES, SimParams
 
@@ -852,6 +864,22 @@ def build_parser() -> argparse.ArgumentParser:
                           help="with --shard-size: a Snakemake profile choosing the executor, e.g. profiles/slurm "
                                "(default: local jobs on --workers cores)")
     generate.set_defaults(func=_cmd_generate)
+
+    export = commands.add_parser("export", help="write a generate dataset in a format grasp-learning pipelines "
+                                                "read (docs/export.md)")
+    export.add_argument("dataset", metavar="DATASET", help="the --out directory of `ipcgrasp generate`")
+    export.add_argument("--format", required=True, choices=("acronym",),
+                        help="acronym: ACRONYM-style HDF5 (object mesh file, scale, mass, grasp transforms in the "
+                             "object frame, success labels)")
+    export.add_argument("--out", required=True, metavar="OUT.h5", type=_output(".h5", ".hdf5"), help="the file")
+    export.add_argument("--mesh-file", metavar="PATH",
+                        help="object/file as readers resolve it, e.g. relative to their mesh root (default: the "
+                             "mesh path given to generate)")
+    export.add_argument("--success-threshold", type=_positive_float, metavar="R",
+                        help="label a grasp a success when this fraction of its trials held, in (0, 1] "
+                             "(default: 0.5, a majority)")
+    _add_overwrite_argument(export)
+    export.set_defaults(func=_cmd_export)
     return parser
 
 
