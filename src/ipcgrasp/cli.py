@@ -145,6 +145,8 @@ def _trial_inputs(args) -> list:
 
     gripper = getattr(args, "gripper", None)  # replay takes the cube's
     files = [Path(gripper)] if gripper and Path(gripper).is_file() else []
+    if getattr(args, "mesh", None):
+        return files + [Path(args.mesh)] + ([Path(args.pose)] if args.pose else [])
     try:
         data_dir = Path(resolve_data_dir(args.data))
     except DataNotFoundError:
@@ -159,11 +161,18 @@ def _trajectory_dir_path(args, trial: int) -> Path:
 
 def _physical_grasp(args):
     """(object, physical grasps) of args.object with args.grasp checked; an unknown object or a
-    grasp index out of range raises FileNotFoundError / ValueError (exit code 2)."""
+    grasp index out of range raises FileNotFoundError / ValueError (exit code 2). With
+    args.mesh_grasp (`_mesh_options`): that object and its one grasp (`grasp.mesh_grasp`)."""
     from ipcgrasp import GraspObject
     from ipcgrasp.data.location import resolve_data_dir
     from ipcgrasp.data.reach import load_object, load_physical_grasps
 
+    if getattr(args, "mesh_grasp", None) is not None:
+        from ipcgrasp.grasp.mesh_grasp import mesh_grasp
+
+        options = args.mesh_grasp
+        obj = GraspObject.from_file(options.mesh, options.mass, name=options.name)
+        return obj, mesh_grasp(obj, options)
     data_dir = resolve_data_dir(args.data)
     mesh, mass = load_object(data_dir, args.object)
     physical = load_physical_grasps(data_dir, args.object)
@@ -278,7 +287,9 @@ def _report(args, trials, physical, params) -> float:
     simulated = sum(r.success for r in trials) / len(trials)
     console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or file gets the whole table
     console.print(table)
-    console.print(f"R = {simulated:.2f} (physical robustness {physical.robustness[args.grasp]:.2f})", highlight=False)
+    physical_robustness = physical.robustness[args.grasp]
+    console.print(f"R = {simulated:.2f}" + (f" (physical robustness {physical_robustness:.2f})"
+                                            if math.isfinite(physical_robustness) else ""), highlight=False)
     return simulated
 
 
@@ -307,9 +318,34 @@ def _cmd_compile(args) -> int:
     return 0
 
 
+MESH_OPTIONS = ("--mass", "--name", "--pose", "--grasp-pose", "--object-pose")
+"""simulate's options that go only with --mesh."""
+
+
+def _mesh_options(args) -> None:
+    """Before any work: args.mesh_grasp, simulate --mesh's checked options (`grasp.mesh_grasp`),
+    with args.object and args.grasp set to the object's name and grasp 0 for the table, the file
+    names and the trajectory's attributes; None on the REACH path, which needs --object and --grasp."""
+    if args.mesh is None:
+        given = [option for option in MESH_OPTIONS if getattr(args, option[2:].replace("-", "_")) is not None]
+        if given:
+            raise ValueError(f"{given[0]} goes only with --mesh; fix: add --mesh FILE, or leave {given[0]} out")
+        missing = [option for option in ("--object", "--grasp") if getattr(args, option[2:]) is None]
+        if missing:
+            raise ValueError(f"{' and '.join(missing)} required (a REACH object and grasp); fix: add them, or give "
+                             "your own object with --mesh FILE --mass KG --pose FILE.json")
+        args.mesh_grasp = None
+        return
+    from ipcgrasp.grasp.mesh_grasp import mesh_options
+
+    args.mesh_grasp = mesh_options(args)
+    args.object, args.grasp = args.mesh_grasp.name, 0
+
+
 def _cmd_simulate(args) -> int:
     from ipcgrasp.io import write_json_atomic
 
+    _mesh_options(args)
     per_trial = [(_trajectory_dir_path(args, k), "--trajectory-dir") for k in range(args.trials)] \
         if args.trajectory_dir else []
     _check_outputs(args, [(args.json, "--json"), *_render_outputs(args.render, "--render"),
@@ -325,6 +361,7 @@ def _cmd_simulate(args) -> int:
             "object": args.object, "grasp": args.grasp, "seed": args.seed, "gripper": gripper.name,
             "params": params.to_dict(),
             "robustness": simulated, "physical_robustness": float(physical.robustness[args.grasp]),
+            **(args.mesh_grasp.summary() if args.mesh_grasp else {}),
             "trials": [r.summary() for r in trials]}))
         print(f"wrote {args.json}")
     if args.render:
@@ -637,14 +674,16 @@ def _cmd_export(args) -> int:
     return 0
 
 
-def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_trial_arguments(parser: argparse.ArgumentParser, object_required: bool = True) -> None:
+    """The options of a trial command; `object_required` False: --object and --grasp are
+    optional for argparse (the command checks them, beside its other ways to name the object)."""
     from ipcgrasp.grasp.params import CLOSE_RULES, SimParams
 
     defaults = SimParams()
     parser.add_argument("--data",
                         help="REACH data directory (else $IPCGRASP_DATA, ../shared/data/reach, resources/reach)")
-    parser.add_argument("--object", required=True, help="object name, e.g. cube_3cm")
-    parser.add_argument("--grasp", type=int, required=True, help="index of the physical grasp (0-based)")
+    parser.add_argument("--object", required=object_required, help="object name, e.g. cube_3cm")
+    parser.add_argument("--grasp", type=int, required=object_required, help="index of the physical grasp (0-based)")
     parser.add_argument("--E", type=float, default=defaults.E, help="pad Young's modulus in Pa (default: %(default)g)")
     parser.add_argument("--mu", type=float, default=defaults.mu, help="pad-object friction (default: %(default)g)")
     parser.add_argument("--close-rule", choices=CLOSE_RULES, default=defaults.close_rule,
@@ -664,6 +703,24 @@ def _add_trial_arguments(parser: argparse.ArgumentParser) -> None:
                         help="GIF frames per second (default: %(default)g)")
     parser.add_argument("--every", type=_positive_int, default=2,
                         help="GIF uses every k-th simulation step (default: %(default)s)")
+
+
+def _add_mesh_arguments(parser: argparse.ArgumentParser) -> None:
+    """simulate's own object and pose, instead of --object and --grasp (docs/simulate_mesh.md)."""
+    parser.add_argument("--mesh", metavar="FILE", help="your own object: a closed mesh in metres (OBJ, STL, PLY, OFF), "
+                                                       "instead of --object and --grasp")
+    parser.add_argument("--mass", type=_positive_float, help="with --mesh: the object's mass in kg")
+    parser.add_argument("--name", help="with --mesh: the object's name in the table and files (default: the file name)")
+    parser.add_argument("--pose", metavar="FILE.json",
+                        help="with --mesh: a JSON file of 'grasp_pose' (the gripper frame in the object's mesh "
+                             "frame) and optionally 'object_pose' (the mesh frame in the world), each a 4x4 or "
+                             "{position, quaternion_wxyz}")
+    parser.add_argument("--grasp-pose", type=float, nargs="+", metavar="X",
+                        help="with --mesh: the gripper frame in the object's mesh frame, 16 numbers (a 4x4 "
+                             "transform, row by row) or 7 (position x y z in m, then quaternion w x y z)")
+    parser.add_argument("--object-pose", type=float, nargs="+", metavar="X",
+                        help="with --grasp-pose: the mesh frame in the world, the same numbers (default: the "
+                             "object's most stable resting pose)")
 
 
 def _add_overwrite_argument(parser: argparse.ArgumentParser) -> None:
@@ -737,8 +794,10 @@ def build_parser() -> argparse.ArgumentParser:
                           help="processes compiling at once (default: the usable cores, at most 4)")
     compile_.set_defaults(func=_cmd_compile)
 
-    simulate = commands.add_parser("simulate", help="simulate perturbed trials of one physical grasp")
-    _add_trial_arguments(simulate)
+    simulate = commands.add_parser("simulate", help="simulate perturbed trials of one physical grasp (--object, "
+                                                    "--grasp) or of your own mesh and pose (--mesh, --mass, --pose)")
+    _add_trial_arguments(simulate, object_required=False)
+    _add_mesh_arguments(simulate)
     simulate.add_argument("--trials", type=_positive_int, default=5, help="number of trials (default: %(default)s)")
     simulate.add_argument("--workers", type=_positive_int, default=1,
                           help="processes running trials in parallel (default: %(default)s)")
