@@ -127,7 +127,7 @@ def test_import_ipcgrasp_and_its_names_stays_light():
 def test_help_version_and_argument_errors_load_no_heavy_module():
     render = ["render", "--object", "x", "--grasp", "0", "--out", "x.gif"]
     simulate = ["simulate", "--object", "x", "--grasp", "0"]
-    for argv, code in ((["--help"], 0), (["--version"], 0), (["render", "--help"], 0), (["generate", "--help"], 0), (["export", "--help"], 0),
+    for argv, code in ((["--help"], 0), (["--version"], 0), (["render", "--help"], 0), (["generate", "--help"], 0), (["export", "--help"], 0), (["frames", "--help"], 0),
                        (render + ["--azimuth", "inf"], 2), (render + ["--size", "1x1"], 2),
                        (simulate + ["--close-rule", "zzz"], 2), (simulate + ["--render", "out.txt"], 2),
                        (["quality", "--object", "x", "--grasp", "0", "--resolution", "-1"], 2), ([], 2)):

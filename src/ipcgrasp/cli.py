@@ -397,6 +397,18 @@ def _cmd_plot(args) -> int:
     return 0
 
 
+def _cmd_frames(args) -> int:
+    from ipcgrasp.grasp.frame_export import frame_files, write_frames
+    from ipcgrasp.grasp.trajectory import read_trajectory
+
+    ds = read_trajectory(args.trajectory)
+    _check_outputs(args, [(path, "--out") for path in frame_files(ds, args.out, args.format, args.every)],
+                   [args.trajectory])
+    paths = write_frames(ds, args.out, args.format, args.every)
+    print(f"wrote {len(paths) - 1} {args.format.upper()} files and {paths[-1].name} to {args.out}")
+    return 0
+
+
 def _cmd_view(args) -> int:
     import time
 
@@ -824,6 +836,18 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", metavar="OUT.png", type=_output(".png"), help="the picture (default: TRAJECTORY.png)")
     _add_overwrite_argument(plot)
     plot.set_defaults(func=_cmd_plot)
+
+    frames = commands.add_parser("frames", help="write a trajectory's bodies as one mesh file per step and body "
+                                                "(for Blender or any renderer), with frames.csv of their times")
+    frames.add_argument("trajectory", metavar="TRAJECTORY.nc",
+                        help="a file of `simulate --trajectory OUT.nc --vertices` (vertex positions needed)")
+    frames.add_argument("--out", required=True, metavar="DIR", type=_output(directory=True),
+                        help="directory of <body>_<step>.obj (or .ply) and frames.csv")
+    frames.add_argument("--format", choices=("obj", "ply"), default="obj", help="mesh format (default: %(default)s)")
+    frames.add_argument("--every", type=_positive_int, default=1,
+                        help="write every k-th step, and the last (default: %(default)s)")
+    _add_overwrite_argument(frames)
+    frames.set_defaults(func=_cmd_frames)
 
     view = commands.add_parser("view", help="interactive 3D replay of a trajectory file in the browser")
     view.add_argument("trajectory", metavar="TRAJECTORY.nc",

@@ -11,6 +11,8 @@ import ipcgrasp
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_physical_grasps
+from ipcgrasp.geometry.quaternion import quaternion_to_rotation
+from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.procedure import recordings
 from ipcgrasp.grasp.trajectory import PHASES, read_trajectory, trajectory_dataset, write_trajectory
 
@@ -46,7 +48,7 @@ def test_every_variable_has_units_and_long_name_and_the_forces_match_the_close(t
     ds = trajectory_dataset(recorded, SimParams(**SHORT), {"object": "cube_3cm"})
     for name, variable in ds.data_vars.items():
         assert "long_name" in variable.attrs, name
-        assert "units" in variable.attrs or "flag_meanings" in variable.attrs, name
+        assert "units" in variable.attrs or "flag_meanings" in variable.attrs or variable.dtype.kind in "OSU", name
     assert ds.time.attrs["units"] == "s"
     close = ds.sel(time=recorded.close_time, method="nearest")
     assert float(close.time) == pytest.approx(recorded.close_time)
@@ -77,6 +79,30 @@ def test_file_round_trip_with_parameters_seed_version_and_vertices(trials, tmp_p
     assert ds.attrs["object"] == "cube_3cm" and ds.attrs["success"] == int(both.success)
     assert ds.vertices_object.shape == (both.steps, len(both.frames[0]["object"]), 3)
     np.testing.assert_array_equal(ds.vertices_pad0.values[-1], both.frames[-1]["pad0"])
+
+
+def test_wrist_jaw_and_object_poses_follow_the_simulated_bodies_and_phases_read_as_names(trials, tmp_path):
+    _, _, both = trials
+    ds = read_trajectory(write_trajectory(both, tmp_path / "t.nc", vertices=True))
+    assert list(ds.phase_name.values) == [PHASES[k] for k in ds.phase.values]  # strings, no decoding
+    rotate = np.vectorize(quaternion_to_rotation, signature="(4)->(3,3)")
+    assert np.allclose(rotate(ds.object_quaternion.values), ds.object_rotation.values, atol=1e-12)
+    # the wrist: the (perturbed) grasp pose, raised by the lift, never turned
+    wrist = ds.wrist_position.values
+    assert np.array_equal(wrist[0], both.grasp_pose[:3, 3]) and wrist[-1, 2] - wrist[0, 2] >= SHORT["lift_height"]
+    assert np.allclose(wrist[:, :2], wrist[0, :2], atol=0.0)
+    assert np.allclose(rotate(ds.wrist_quaternion.values), both.grasp_pose[:3, :3], atol=1e-12)
+    # the jaws: their tooltip frames are the opening apart, and the rigid backing plates (driven
+    # with them) moved exactly as they did
+    jaws = np.concatenate([rotate(ds.jaw_quaternion.values), ds.jaw_position.values[..., None]], axis=-1)
+    jaws = np.concatenate([jaws, np.broadcast_to([0.0, 0.0, 0.0, 1.0], (*jaws.shape[:2], 1, 4))], axis=-2)
+    openings = [Gripper.jaw_opening(step) for step in jaws]
+    assert np.allclose(openings, ds.jaw_opening.values, atol=1e-12)
+    for pad in range(2):
+        plate = ds[f"vertices_backing{pad}"].values
+        moved = jaws[:, pad] @ np.linalg.inv(jaws[0, pad])
+        expected = np.einsum("tij,vj->tvi", moved[:, :3, :3], plate[0]) + moved[:, None, :3, 3]
+        assert np.allclose(plate, expected, atol=1e-12)
 
 
 def test_vertices_need_recorded_frames(trials, tmp_path):

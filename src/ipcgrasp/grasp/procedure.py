@@ -342,6 +342,7 @@ class GraspProcedure:
         start = gripper.narrowest_opening(self.grasp_pose, world_mesh, clearance.opening, clearance=p.clearance)
         self.result.start_opening = start.opening
         tooltips = gripper.tooltip_poses(self.grasp_pose, start.opening)
+        self.start_tooltips = tooltips
         self.axis = tooltips[0][:3, 2]  # jaw 0's closing direction
         lowest = gripper.lowest_point(tooltips)
         if lowest <= 0.0:
@@ -626,12 +627,23 @@ class GraspProcedure:
         if self.record_trajectory:
             r.trajectory.append(step_record(report, self.phase, self.backend.object_pose(),
                                             self.backend.object_height(), r.start_opening - 2 * closed,
-                                            self.backend.pad_contacts()))
+                                            self.backend.pad_contacts(), *self._sent_poses(closed)))
         self._time = report.time
         if self.progress:
             self.progress(report.time)
         self._check_budget()
         return report
+
+    def _sent_poses(self, closed: float) -> tuple[np.ndarray, np.ndarray]:
+        """Where the jaws were sent for (closed, self.lifted) (the backend's convention): the wrist
+        (gripper frame, 4x4) raised self.lifted m along world z, and each jaw's tooltip frame
+        ((2, 4, 4)) `closed` m along its own closing direction from its start, raised the same."""
+        wrist = self.grasp_pose.copy()
+        wrist[2, 3] += self.lifted
+        jaws = self.start_tooltips.copy()
+        jaws[:, :3, 3] += closed * jaws[:, :3, 2]
+        jaws[:, 2, 3] += self.lifted
+        return wrist, jaws
 
     def _check_budget(self) -> None:
         """BackendFailed naming newton_budget once the step attempts have run past it."""

@@ -6,7 +6,7 @@ variable; the trial's parameters, seed and the ipcgrasp version as attributes).
 trial is simulated with record="trajectory" (`simulate_grasp`); `trajectory_dataset` turns them
 into a Dataset over dims time (one per step), pad (0, 1), contact (the pads' point contacts on the
 object, padded to the largest count of any step; `n_pad_contacts` says how many of each step are
-real, the rest NaN) and xyz; optionally, for a trial that recorded frames too
+real, the rest NaN), xyz and quaternion (w, x, y, z); optionally, for a trial that recorded frames too
 (record=("frames", "trajectory")), the world vertex positions of every body (dims time,
 <body>_vertex, xyz). A model that does not
 report a quantity stores NaN for it (MuJoCo: friction forces, strain energies, ground reaction,
@@ -25,6 +25,7 @@ import numpy as np
 import xarray as xr
 
 import ipcgrasp
+from ipcgrasp.geometry.quaternion import rotation_to_quaternion
 from ipcgrasp.io import atomic_path
 
 PHASES = ("settle", "squeeze", "lift", "hold", "shake", "critical_mass")
@@ -39,7 +40,8 @@ class StepRecord:
     normal and friction force on the object (N) and the strain energy (J), the ground reaction on
     the object (3,) N, active contacts in the scene, the pads' point contacts (K, 3) m with their
     normal forces on the object (K, 3) N and pad (K,), the smallest contact distance (m) and the
-    Newton iterations of the step."""
+    Newton iterations of the step; the wrist (gripper frame, (4, 4)) and each jaw's tooltip frame
+    ((2, 4, 4)) in the world where the procedure sent them, m."""
 
     time: float
     phase: str
@@ -58,6 +60,8 @@ class StepRecord:
     contact_pads: np.ndarray
     min_distance: float
     newton_iterations: int
+    wrist_pose: np.ndarray
+    jaw_poses: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -70,9 +74,20 @@ class _Variable:
 
 VARIABLES = {
     "phase": _Variable(("time",), None, "phase of the grasp procedure",
-                       "CF flag variable: see flag_values and flag_meanings"),
+                       "CF flag variable: see flag_values and flag_meanings; phase_name holds the names"),
+    "phase_name": _Variable(("time",), None, "phase of the grasp procedure (name)", "one of: " + " ".join(PHASES)),
     "object_position": _Variable(("time", "xyz"), "m", "object origin in the world (mesh frame)"),
     "object_rotation": _Variable(("time", "xyz", "xyz_body"), "1", "object rotation matrix, world from object"),
+    "object_quaternion": _Variable(("time", "quaternion"), "1", "object rotation, world from object",
+                                   "unit quaternion w x y z (w >= 0)"),
+    "wrist_position": _Variable(("time", "xyz"), "m", "gripper frame origin in the world where the wrist was sent",
+                                "the grasp pose raised by the lift; gripper frame: x closing axis, z approach"),
+    "wrist_quaternion": _Variable(("time", "quaternion"), "1", "gripper frame rotation, world from gripper",
+                                  "unit quaternion w x y z (w >= 0)"),
+    "jaw_position": _Variable(("time", "pad", "xyz"), "m", "jaw's tooltip frame origin in the world where it was sent",
+                              "centre of the pad's front face; z its closing direction; jaw_lag: how far it lags"),
+    "jaw_quaternion": _Variable(("time", "pad", "quaternion"), "1", "jaw's tooltip frame rotation, world from tooltip",
+                                "unit quaternion w x y z (w >= 0)"),
     "object_height": _Variable(("time",), "m", "height of the object's lowest point above the ground"),
     "jaw_opening": _Variable(("time",), "m", "gap between the pads' front faces where the jaws were sent",
                              "start opening - 2 x the closing distance each jaw was sent"),
@@ -103,15 +118,17 @@ VARIABLES = {
 
 
 def step_record(report, phase: str, object_pose, object_height: float, jaw_opening: float,
-                contacts) -> StepRecord:
+                contacts, wrist_pose, jaw_poses) -> StepRecord:
     """A StepRecord from a backend's StepReport, the phase, the object's pose (4x4) and height
-    (m), the jaw opening (m) and the backend's `pad_contacts()` (points, forces, pads)."""
+    (m), the jaw opening (m), the backend's `pad_contacts()` (points, forces, pads) and the
+    wrist's and jaws' poses where they were sent (4x4, (2, 4, 4))."""
     points, forces, pads = contacts
     pose = np.asarray(object_pose, dtype=np.float64)
     return StepRecord(report.time, phase, pose[:3, 3].copy(), pose[:3, :3].copy(), float(object_height),
                       float(jaw_opening), report.jaw_lag, report.pad_forces, report.pad_frictions,
                       report.pad_energies, report.ground_reaction, report.n_contacts, points, forces, pads,
-                      report.min_distance, report.newton_iterations)
+                      report.min_distance, report.newton_iterations, np.array(wrist_pose, dtype=np.float64),
+                      np.array(jaw_poses, dtype=np.float64))
 
 
 def _padded(rows, width: int, fill, dtype) -> np.ndarray:
@@ -134,10 +151,18 @@ def trajectory_dataset(result, params=None, attrs: dict | None = None, vertices:
     if not steps:
         raise ValueError("the trial has no trajectory; simulate it with record=\"trajectory\"")
     width = max(len(s.contact_points) for s in steps)
+    rotations = np.array([s.object_rotation for s in steps])
+    wrists, jaws = np.array([s.wrist_pose for s in steps]), np.array([s.jaw_poses for s in steps])
     values = {
         "phase": np.array([PHASES.index(s.phase) for s in steps], dtype=np.int8),
+        "phase_name": np.array([s.phase for s in steps], dtype=object),
         "object_position": np.array([s.object_position for s in steps]),
-        "object_rotation": np.array([s.object_rotation for s in steps]),
+        "object_rotation": rotations,
+        "object_quaternion": rotation_to_quaternion(rotations),
+        "wrist_position": wrists[:, :3, 3],
+        "wrist_quaternion": rotation_to_quaternion(wrists[:, :3, :3]),
+        "jaw_position": jaws[:, :, :3, 3],
+        "jaw_quaternion": rotation_to_quaternion(jaws[:, :, :3, :3]),
         "object_height": np.array([s.object_height for s in steps]),
         "jaw_opening": np.array([s.jaw_opening for s in steps]),
         "jaw_lag": np.array([s.jaw_lag for s in steps]),
@@ -168,7 +193,8 @@ def trajectory_dataset(result, params=None, attrs: dict | None = None, vertices:
     coords = {"time": ("time", np.array([s.time for s in steps]), {"units": "s", "long_name": "simulated time"}),
               "pad": ("pad", np.arange(2), {"units": "1", "long_name": "pad (jaw) index"}),
               "xyz": ("xyz", ["x", "y", "z"], {"long_name": "world axis (z up)"}),
-              "xyz_body": ("xyz_body", ["x", "y", "z"], {"long_name": "object frame axis"})}
+              "xyz_body": ("xyz_body", ["x", "y", "z"], {"long_name": "object frame axis"}),
+              "quaternion": ("quaternion", ["w", "x", "y", "z"], {"long_name": "unit quaternion component"})}
     return xr.Dataset(data, coords=coords, attrs=_attrs(result, params, attrs))
 
 
