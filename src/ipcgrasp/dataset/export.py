@@ -63,6 +63,7 @@ class AcronymGrasps:
 
 
 def _check_threshold(threshold: float) -> float:
+    """`threshold` as a float in (0, 1]; ValueError naming the fix otherwise."""
     threshold = float(threshold)
     if not 0.0 < threshold <= 1.0:
         raise ValueError(f"success threshold {threshold:g}: must be in (0, 1], the fraction of successful trials "
