@@ -33,7 +33,7 @@ import yaml
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
-from ipcgrasp.grasp.ipc_backend import PADS, IpcBackend
+from ipcgrasp.grasp.ipc_backend import OBJECT, PADS, IpcBackend
 from ipcgrasp.grasp.pose import PoseRoundingWarning
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
@@ -52,9 +52,15 @@ class LayerProbe(IpcBackend):
         super().__init__(obj, object_pose, tooltip_poses, params, gripper)
         self.rest = gripper.pad_mesh().nodes  # (N, 3) m in the tooltip frame, z the closing direction
         self.close = None
+        self.weight = obj.mass * np.asarray(self.sim.settings.gravity)  # N
+        self.imbalance = 0.0  # N, the largest net force on the object in a step taken after the close
 
     def step(self, closed, lifted, *args, **kwargs):
         report = super().step(closed, lifted, *args, **kwargs)
+        if report is not None and lifted > 0.0:
+            o = self.sim.index[OBJECT]
+            net = self.stats.contact_force[o].sum(axis=0) + self.stats.friction_force[o].sum(axis=0) + self.weight
+            self.imbalance = max(self.imbalance, float(np.linalg.norm(net)))
         if report is not None and lifted == 0.0:
             poses = self.tooltip_poses(closed, lifted)
             compression = []
@@ -93,6 +99,7 @@ def run_trial(job) -> dict:
                                            dhat_used=probe["backend"].sim.dhat)
     return dict(dhat=dhat, rule=rule, grasp=grasp, label=result.failure_mode or "held",
                 close_forces=[float(f) for f in result.close_forces], **close,
+                imbalance=probe["backend"].imbalance,
                 newton_iterations=int(result.newton_iterations), wall_s=time.perf_counter() - started)
 
 
@@ -113,7 +120,9 @@ def summary(rows: list, finer: list | None) -> str:
     return (f"held {held:2d}/{len(rows)}, F close {med(force, '.2f')} N [{min(force, default=np.nan):.2f}, "
             f"{max(force, default=np.nan):.2f}], compression {med(comp, '.2f')} um, gap {med(gap, '.3f')} um, "
             f"ratio {med(ratio, '.3g')} [{min(ratio, default=np.nan):.3g}, {max(ratio, default=np.nan):.3g}], "
-            f"kappa {med([r['kappa'] for r in closed], '.3g')}, iterations "
+            f"kappa {med([r['kappa'] for r in closed], '.3g')}, net force on the object in lift and hold "
+            f"{med([r['imbalance'] for r in closed], '.2g')} N [max {max((r['imbalance'] for r in closed), default=0):.2g}], "
+            f"iterations "
             f"{med([r['newton_iterations'] for r in rows], '.0f')}, wall {med([r['wall_s'] for r in rows], '.2f')} s"
             + (f"; labels unlike the next smaller dhat: {', '.join(changed)}" if changed else ""))
 
@@ -125,6 +134,8 @@ def main() -> None:
     parser.add_argument("--rules", default="force,psi")
     parser.add_argument("--grasps", type=int, nargs="*", default=list(range(25)))
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--tolerance-per-dhat", type=float,
+                        help="1/s: newton_tolerance = this x dhat for every numeric dhat (default: the study's)")
     parser.add_argument("--out", help="write the rows as JSON here")
     args = parser.parse_args()
     config = yaml.safe_load(CONFIG.read_text())
@@ -133,7 +144,12 @@ def main() -> None:
     for key in ("close_rule", "dhat"):
         params.pop(key)
     dhats = [None if d == "auto" else float(d) for d in args.dhat]
-    jobs = [(params, d, rule, g) for d in dhats for rule in args.rules.split(",") for g in args.grasps]
+    def with_tolerance(d):
+        if d is None or args.tolerance_per_dhat is None:
+            return params
+        return {**params, "newton_tolerance": args.tolerance_per_dhat * d}
+
+    jobs = [(with_tolerance(d), d, rule, g) for d in dhats for rule in args.rules.split(",") for g in args.grasps]
     with ProcessPoolExecutor(args.workers, initializer=load_cube, initargs=(str(resolve_data_dir()),)) as pool:
         rows = list(pool.map(run_trial, jobs))
     for rule in args.rules.split(","):
