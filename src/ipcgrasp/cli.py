@@ -383,8 +383,7 @@ def _cmd_replay(args) -> int:
     from ipcgrasp.documents import load_yaml
     from ipcgrasp.grasp.gripper import Gripper
     from ipcgrasp.grasp.simulate import run_trial
-    from ipcgrasp.study.cube import read_cube
-    from ipcgrasp.study.replay import stored_trial
+    from ipcgrasp.study.replay import read_simulation_cube, stored_trial
     from ipcgrasp.viz.figures.caption import STAGE_SPLITS
 
     _check_outputs(args, [*_render_outputs(args.render, "--render"), (args.trajectory, "--trajectory")],
@@ -398,7 +397,7 @@ def _cmd_replay(args) -> int:
         fixed = study["sim"]
     setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw,
                "finger_stiffness": args.finger_stiffness}
-    cube = read_cube(args.cube)
+    cube = read_simulation_cube(args.cube)
     stored = stored_trial(cube, args.object, args.grasp, args.trial, setting, fixed)
     gripper = Gripper.from_description(cube.attrs.get("gripper"), stored.params.jaw, stored.params.pad_resolution)
     obj, physical = _physical_grasp(args)
