@@ -14,13 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+import xarray as xr
 import yaml
 
 from ipcgrasp import GraspObject, SimParams, robustness, simulate_grasp
+from ipcgrasp.cli import main
 from ipcgrasp.geometry.mesh import MeshError
 from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.params import SimParamsError
 from ipcgrasp.grasp.pose import PoseError
+from ipcgrasp.grasp.trajectory import PHASES
 from ipcgrasp.io import write_json_atomic
 
 from .conftest import reach_data
@@ -382,3 +385,76 @@ def test_study_config_file(extra, message, tmp_path):
     output = " ".join((result.stdout + result.stderr).split())
     assert re.search(message, output), output[-2000:]
     assert "Job stats" not in result.stdout
+
+
+# ---------------------------------------------------------------- plot, view, replay: the file they read (issue 47)
+
+def trajectory_file(path, steps=3, phase=None, attrs=None):
+    """A trajectory file with the variables `plot` and `view` read (file_kinds.TRAJECTORY)."""
+    phase = np.arange(steps, dtype=np.int8) % 3 if phase is None else np.asarray(phase, dtype=np.int8)
+    data = {"phase": ("time", phase, {"flag_meanings": " ".join(PHASES)} if attrs is None else attrs),
+            "pad_normal_force": (("time", "pad"), np.zeros((steps, 2))),
+            "pad_friction_force": (("time", "pad"), np.zeros((steps, 2))),
+            "jaw_opening": ("time", np.full(steps, 0.03)), "object_height": ("time", np.zeros(steps)),
+            "object_rotation": (("time", "row", "col"), np.repeat(np.eye(3)[None], steps, axis=0))}
+    xr.Dataset(data, coords={"time": 0.02 * (1 + np.arange(steps))}).to_netcdf(path, engine="netcdf4")
+    return path
+
+
+def cube_file(path, variables=("success", "failure_mode", "reason", "seed", "force_1", "force_2", "psi_th")):
+    xr.Dataset({name: (("grasp", "trial"), np.zeros((1, 2))) for name in variables}).to_netcdf(path, engine="netcdf4")
+    return path
+
+
+def written(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+TRAJECTORY_FIX = (r"fix: give a trial's trajectory \(written by `ipcgrasp simulate --trajectory` or `ipcgrasp replay "
+                  r"--trajectory`\)")
+CUBE_FIX = r"fix: give a study cube of simulated trials \(e.g. results/grid/rounded.nc"
+REPLAY = ("--object", "cube_3cm", "--grasp", "0", "--trial", "0")
+
+
+@pytest.mark.parametrize("command, make, expected", [
+    ("plot", lambda p: written(p.with_suffix(".json"), b'{"success": true}'),
+     r"traj.json is JSON text, not a NetCDF file; " + TRAJECTORY_FIX),
+    ("plot", lambda p: written(p, b""), r"traj.nc is an empty file, not a NetCDF file; " + TRAJECTORY_FIX),
+    ("plot", lambda p: cube_file(p), r"traj.nc is a study cube of simulated trials, which `ipcgrasp replay` read, "
+                                     r"not a trial's trajectory; " + TRAJECTORY_FIX),
+    ("plot", lambda p: cube_file(p, ("x", "y")), r"traj.nc is a NetCDF file that ipcgrasp did not write as a trial's "
+                                                 r"trajectory: it lacks the variable\(s\) phase, pad_normal_force, "
+                                                 r"pad_friction_force, jaw_opening, object_height, object_rotation; "
+                                                 + TRAJECTORY_FIX),
+    ("plot", lambda p: trajectory_file(p, steps=0), r"traj.nc: the trajectory has no step; fix: write the trajectory "
+                                                    r"again"),
+    ("plot", lambda p: trajectory_file(p, attrs={}), r"traj.nc: the phase variable has no flag_meanings attribute "
+                                                     r"\(the names of its flag values, .*\); fix: write the trajectory"),
+    ("plot", lambda p: trajectory_file(p, phase=[0, 1, 9]), r"traj.nc: phase flag 9 at step 2 is not one of the flag "
+                                                            r"values 0..5 \(settle squeeze lift hold shake "
+                                                            r"critical_mass\); fix: write the trajectory again"),
+    ("view", lambda p: cube_file(p), r"traj.nc is a study cube of simulated trials, which `ipcgrasp replay` read, "
+                                     r"not a trial's trajectory; " + TRAJECTORY_FIX),
+    ("view", lambda p: written(p.with_suffix(".json"), b"[]"),
+     r"traj.json is JSON text, not a NetCDF file; " + TRAJECTORY_FIX),
+    ("view", lambda p: trajectory_file(p, steps=0), r"traj.nc: the trajectory has no step"),
+    ("replay", lambda p: trajectory_file(p), r"traj.nc is a trial's trajectory, which `ipcgrasp plot` and `ipcgrasp "
+                                             r"view` read, not a study cube of simulated trials; " + CUBE_FIX),
+    ("replay", lambda p: cube_file(p, ("success", "score", "runtime", "seed")),
+     r"traj.nc is a study cube of a baseline's predictions, which the study's tables and figures \(`./run.sh study`\) "
+     r"read, not a study cube of simulated trials; " + CUBE_FIX),
+    ("replay", lambda p: cube_file(p), r"traj.nc: the failure_mode variable has no flag_meanings attribute .*fix: give "
+                                       r"a cube the study wrote"),
+    ("replay", lambda p: written(p.with_suffix(".json"), b"{}"),
+     r"traj.json is JSON text, not a NetCDF file; " + CUBE_FIX),
+], ids=["plot JSON", "plot empty", "plot a cube", "plot other NetCDF", "plot zero steps", "plot no flag_meanings",
+        "plot phase out of range", "view a cube", "view JSON", "view zero steps", "replay a trajectory",
+        "replay a baseline cube", "replay no flag_meanings", "replay JSON"])
+def test_plot_view_and_replay_refuse_a_file_that_is_not_what_they_read(tmp_path, capsys, command, make, expected):
+    path = make(tmp_path / "traj.nc")
+    extra = {"plot": ("--out", str(tmp_path / "out.png")), "view": ("--port", "0"), "replay": REPLAY}[command]
+    assert main([command, str(path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert re.search(expected, err), err
+    assert err.startswith("ipcgrasp: error: ") and "Traceback" not in err and not (tmp_path / "out.png").exists()

@@ -432,8 +432,7 @@ def _cmd_replay(args) -> int:
     from ipcgrasp.documents import load_yaml
     from ipcgrasp.grasp.gripper import Gripper
     from ipcgrasp.grasp.simulate import run_trial
-    from ipcgrasp.study.cube import read_cube
-    from ipcgrasp.study.replay import stored_trial
+    from ipcgrasp.study.replay import read_simulation_cube, stored_trial
     from ipcgrasp.viz.figures.caption import STAGE_SPLITS
 
     _check_outputs(args, [*_render_outputs(args.render, "--render"), (args.trajectory, "--trajectory")],
@@ -447,7 +446,7 @@ def _cmd_replay(args) -> int:
         fixed = study["sim"]
     setting = {"E": args.E, "mu": args.mu, "rule": args.rule, "jaw": args.jaw,
                "finger_stiffness": args.finger_stiffness}
-    cube = read_cube(args.cube)
+    cube = read_simulation_cube(args.cube)
     stored = stored_trial(cube, args.object, args.grasp, args.trial, setting, fixed)
     gripper = Gripper.from_description(cube.attrs.get("gripper"), stored.params.jaw, stored.params.pad_resolution)
     obj, physical = _physical_grasp(args)
@@ -600,11 +599,10 @@ def _generate_with_snakemake(args) -> int:
     settings go to OUT/generate.yaml, which every job reads; snakemake runs from the repository
     root, on --profile's executor or locally on --workers cores, and reruns the shards an
     interrupted run left incomplete (the same command resumes)."""
-    import subprocess
-
     import yaml
 
     from ipcgrasp.dataset.records import GENERATE_CONFIG, check_resume
+    from ipcgrasp.dataset.run_lock import release_stale_locks, run_snakemake
     from ipcgrasp.dataset.shards import generation_inputs
     from ipcgrasp.io import write_bytes_atomic
     from ipcgrasp.paths import REPO_ROOT
@@ -617,13 +615,15 @@ def _generate_with_snakemake(args) -> int:
               "jaw": args.jaw, "critical_mass": args.critical_mass}
     obj, params, gripper = generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
     check_resume(out, obj, params, gripper, args.trials, args.seed)  # as do records made with other settings
+    for lock in release_stale_locks(out, REPO_ROOT):
+        print(f"removed {lock}, left by a generate run into {out} that was killed", flush=True)
     config_file = write_bytes_atomic(out / GENERATE_CONFIG, yaml.safe_dump(config, sort_keys=False).encode())
     command = [sys.executable, "-m", "snakemake", "-s", str(REPO_ROOT / "workflow" / "generate.smk"),
                "--configfile", str(config_file), "--rerun-incomplete"]
     profile = str(Path(args.profile).resolve()) if args.profile and Path(args.profile).is_dir() else args.profile
     command += ["--profile", profile] if profile else ["--cores", str(args.workers)]
     print(" ".join(command), flush=True)
-    return subprocess.run(command, cwd=REPO_ROOT).returncode
+    return run_snakemake(out, command, REPO_ROOT)
 
 
 def _cmd_generate(args) -> int:

@@ -77,6 +77,21 @@ def two_held_out_objects(doc):
         trial["object"] = "box_b"
 
 
+def moved_gripper(scale=1.0, up=0.0):
+    """Trials 0 and 1 (grasp 0) with the gripper pose's translation times `scale`, raised `up` m."""
+    def edit(doc):
+        for trial in doc["trials"][:2]:
+            pose = np.array(trial["gripper_pose"])
+            pose[:3, 3] = pose[:3, 3] * scale + [0.0, 0.0, up]
+            trial["gripper_pose"] = pose.tolist()
+    return edit
+
+
+def string_ids_for_grasp_0(doc):
+    for trial in doc["trials"][:2]:
+        trial["grasp"] = "0"
+
+
 SHEARED = [[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
 
 
@@ -96,12 +111,28 @@ SHEARED = [[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
      r"objects\.box_3cm\.mesh: mesh file .*nothing\.stl.* not found; fix: give the mesh's path relative"),
     (lambda d: d["objects"]["box_3cm"].update(split="test"), r"objects\.box_3cm\.split: must be one of"),
     (lambda d: d["trials"].pop(), r"objects\.box_3cm: its grasps have different numbers of trials.*grasp 5: 1"),
-    (set_pose(1, "gripper_pose", np.eye(4).tolist()), r"trials\[1\]\.gripper_pose: differs from trials\[0\], an "
+    (lambda d: d["trials"][1].update(gripper_pose=d["trials"][2]["gripper_pose"]),
+     r"trials\[1\]\.gripper_pose: differs from trials\[0\], an "
                                                       r"earlier trial of box_3cm grasp 0; fix:"),
     (lambda d: d["trials"][0].pop("success"), r"trials\[0\]: field\(s\) success missing"),
     (lambda d: d.update(version=2), r"fields 'format', 'version'"),
     (two_held_out_objects, r"objects: with several objects the study splits by object, but every object has split "
                            r"'heldout'; fix: mark at least one object"),
+    (lambda d: d["objects"]["box_3cm"].update(spilt="training"),
+     r"objects\.box_3cm: unknown field 'spilt' \(the fields: mesh, mass_kg, split\); fix: rename it 'split' \(the "
+     r"nearest known field\) or remove it"),
+    (lambda d: d["trials"][4].update(sucess=1), r"trials\[4\]: unknown field 'sucess' .*fix: rename it 'success'"),
+    (lambda d: d.update(trails=[]), r"top level: unknown field 'trails' \(the fields: format, version, objects, "
+                                    r"trials\); fix: rename it 'trials'"),
+    (lambda d: d["trials"][4].update(colour="red"), r"trials\[4\]: unknown field 'colour' .*; fix: remove it"),
+    (moved_gripper(scale=1000.0), r"trials\[0\]\.gripper_pose: the translation \(-13\.37, 0, 186\.6\) is 187\.1 m from the world "
+                                  r"origin, more than 10 m: it looks like millimetres; fix: give translations in "
+                                  r"metres \(divide millimetres by 1000\)"),
+    (moved_gripper(up=0.3), r"trials\[0\]\.gripper_pose: a tooltip of the yumi \(jaws open to its 50 mm stroke\) is "
+                            r"\d+\.\d cm from the object's bounding box, farther than the stroke \+ 5 cm \(10 cm\): "
+                            r"no trial could touch the object; fix: give the gripper pose at the grasp, in metres"),
+    (string_ids_for_grasp_0, r"trials: the grasp ids mix integers and strings \(trials\[0\]\.grasp '0', "
+                             r"trials\[2\]\.grasp 1\).*fix: give every grasp id the same type"),
 ])
 def test_each_bad_input_is_refused_naming_the_file_the_field_and_the_fix(own_trials, tmp_path, edit, expected):
     source, doc = own_trials(tmp_path / "lab")
@@ -111,6 +142,22 @@ def test_each_bad_input_is_refused_naming_the_file_the_field_and_the_fix(own_tri
         import_trials(source, dest)
     assert str(source) in str(error.value)
     assert not dest.exists()  # nothing written
+
+
+@pytest.mark.parametrize("encode, expected", [
+    (lambda text: text.replace('"mass_kg"', '"split": "training", "split": "heldout", "mass_kg"').encode(),
+     r"trials\.json: objects\.box_3cm\.split: the key is given twice in one object; fix: keep one of them"),
+    (lambda text: text.encode("utf-16"), r"trials\.json: not UTF-8 text \(it starts with a UTF-16 byte order mark\): "
+                                         r"byte 0 cannot be decoded; fix: save the trials file as UTF-8"),
+    (lambda text: text.replace("box_3cm", "boîte").encode("latin-1"), r"trials\.json: not UTF-8 text: byte \d+ "
+                                                                       r"cannot be decoded; fix: save the trials"),
+], ids=["duplicate key", "UTF-16", "Latin-1"])
+def test_a_file_the_import_cannot_read_unambiguously_is_refused(own_trials, tmp_path, encode, expected):
+    source, _ = own_trials(tmp_path / "lab")
+    source.write_bytes(encode(source.read_text()))
+    with pytest.raises(OwnDataError, match=expected):
+        import_trials(source, tmp_path / "own")
+    assert not (tmp_path / "own").exists()
 
 
 def test_a_mesh_with_a_hole_is_refused_and_every_problem_is_listed_at_once(own_trials, tmp_path):

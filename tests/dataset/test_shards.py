@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,11 @@ from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import generate_dataset
 from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR, RecordError, check_dataset_directory
+from ipcgrasp.dataset.run_lock import LOCK_DIR, release_stale_locks, run_file
 from ipcgrasp.dataset.shards import generation_inputs, merge_shards, n_shards, shard_grasps
 from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.outcome import GraspResult
+from ipcgrasp.io import write_json_atomic
 
 from ..workflow.conftest import SNAKEMAKE, copy_of_the_repository, dry_run
 
@@ -149,3 +152,75 @@ def test_a_generation_config_carries_its_gripper_and_pad(mesh):
     assert gripper.name == "yumi" and params.jaw == gripper.pad_kind
     with pytest.raises(ValueError, match="robotiq_2f85"):  # the error lists the shipped grippers
         generation_inputs({**config, "gripper": "robotiq_2f140"})
+
+
+# ---------------------------------------------------------------- after a hard kill (dataset.run_lock)
+
+def ended_pid() -> int:
+    """The pid of a process that has ended."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def plant_hard_kill(workdir: Path, out: Path, mesh: Path, pids: list[int]) -> list[Path]:
+    """What a generate run into `out` killed by SIGKILL leaves: its run file naming its ended
+    processes, and snakemake's lock files (one path a line) of the shard job's inputs and outputs
+    in `workdir`; beside them a lock of a study running from the same directory."""
+    write_json_atomic(run_file(out), {"started": time.time() - 60.0, "pids": pids})
+    locks = workdir / LOCK_DIR
+    locks.mkdir(parents=True)
+    (locks / "0.input.lock").write_text(f"{mesh}\n{out / 'shards' / 'shard_0000.json'}\n")
+    (locks / "0.output.lock").write_text(f"{out / 'shards' / 'shard_0000.json'}\n{out / 'logs' / 'shard_0000.log'}\n"
+                                         f"{out / 'index.csv'}\n")
+    (locks / "1.output.lock").write_text("results/grid/rounded.nc\n")  # the study's, relative to workdir
+    return [locks / "0.input.lock", locks / "0.output.lock"]
+
+
+def test_the_locks_of_a_killed_run_are_removed_and_no_others(mesh, tmp_path):
+    out = tmp_path / "grasps"
+    own = plant_hard_kill(tmp_path / "repo", out, mesh, [ended_pid(), ended_pid()])
+    assert release_stale_locks(out, tmp_path / "repo") == own
+    assert [p.name for p in (tmp_path / "repo" / LOCK_DIR).iterdir()] == ["1.output.lock"]
+
+
+def test_while_a_process_of_the_last_run_runs_nothing_is_unlocked(mesh, tmp_path):
+    out = tmp_path / "grasps"
+    with subprocess.Popen(["sleep", "60"]) as snakemake:
+        try:
+            own = plant_hard_kill(tmp_path / "repo", out, mesh, [ended_pid(), snakemake.pid])
+            with pytest.raises(RecordError, match=rf"grasps: another `ipcgrasp generate` is writing this dataset "
+                                                  rf"\(process\(es\) {snakemake.pid}, .*generate.pid\); fix: wait for "
+                                                  rf"it to end or stop it \(kill {snakemake.pid}\); if those are not "
+                                                  rf"generate's processes \(e.g. after a restart\), remove .*generate.pid"):
+                release_stale_locks(out, tmp_path / "repo")
+        finally:
+            snakemake.kill()
+    assert all(lock.exists() for lock in own)
+
+
+def test_locks_no_generate_run_made_are_left_with_the_command_that_removes_them(mesh, tmp_path):
+    out = tmp_path / "grasps"
+    own = plant_hard_kill(tmp_path / "repo", out, mesh, [])
+    run_file(out).unlink()  # e.g. `snakemake -s workflow/generate.smk` run directly
+    with pytest.raises(RecordError) as refused:
+        release_stale_locks(out, tmp_path / "repo")
+    message = " ".join(str(refused.value).split())
+    assert ("grasps: Snakemake locks in " in message and "name this dataset and no `ipcgrasp generate` run made them"
+            in message and f"fix: once no snakemake run writes {out}, remove them: rm {own[0]} {own[1]}" in message)
+    assert all(lock.exists() for lock in own)
+
+
+@pytest.mark.slow
+def test_sharded_generate_resumes_after_a_hard_kill_with_the_same_command(mesh, tmp_path, capsys, monkeypatch):
+    work = copy_of_the_repository(tmp_path / "repo")
+    monkeypatch.setattr("ipcgrasp.paths.REPO_ROOT", work)
+    out = tmp_path / "grasps"
+    own = plant_hard_kill(work, out, mesh, [ended_pid(), ended_pid()])
+    args = ["generate", "--mesh", str(mesh), "--mass", "0.003", "--n", "1", "--trials", "1", "--seed", str(SEED),
+            "--no-images", "--out", str(out), "--shard-size", "1", "--workers", "1"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert all(f"removed {lock}, left by a generate run into {out} that was killed" in printed for lock in own)
+    assert (out / "index.csv").is_file() and json.loads(run_file(out).read_text())["pids"] == []
+    assert not any(lock.exists() for lock in own)

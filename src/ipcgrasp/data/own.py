@@ -17,6 +17,11 @@ closing axis and z the approach, the tooltips 0.16 m along z). Trials that share
 `grasp` id are repeats of one grasp: they must share both poses, and every grasp of an object
 needs the same number of trials (the study compares T physical with T simulated trials).
 
+The file must be UTF-8 with no repeated key and no field the format does not have (the nearest
+known one is named); grasp ids are all integers or all strings; every pose must be plausible:
+translations in metres (within MAX_TRANSLATION of the origin) and the gripper's tooltips, jaws
+open to its stroke, within the stroke + REACH_MARGIN of the object's bounding box.
+
 Every problem found is reported together, each naming the file, the object or trial (index in
 the `trials` list) and field, and the fix, before anything is written. The import never
 overwrites or deletes a file it did not create: DEST must be empty, absent, or the output of a
@@ -26,6 +31,7 @@ are replaced or removed).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
@@ -43,6 +49,7 @@ from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
 from ipcgrasp.data.registry import SPLITS
 from ipcgrasp.documents import DocumentError, load_json, parse_json
 from ipcgrasp.geometry.mesh import MeshError, load_object_mesh
+from ipcgrasp.grasp.description import shipped_grippers, widest_tooltip_frames
 from ipcgrasp.grasp.object import DENSITY_RANGE, GraspObject
 from ipcgrasp.grasp.pose import PoseError, PoseRoundingWarning, rigid_pose
 from ipcgrasp.io import write_bytes_atomic, write_json_atomic
@@ -74,8 +81,16 @@ IMPORTED_FILE_PATTERN = re.compile(
     rf"^(?:{re.escape(REGISTRY_FILE)}|{MESH_DIR}/{NAME_PATTERN.pattern[1:-1]}\.obj"
     rf"|{GRASP_DIR}/{NAME_PATTERN.pattern[1:-1]}\.json)$")
 """The relative paths an import writes into DEST, and so the only ones its manifest may list."""
+TOP_FIELDS = ("format", "version", "objects", "trials")
 TRIAL_FIELDS = ("object", "grasp", "gripper", "object_pose", "gripper_pose", "success")
 OBJECT_FIELDS = ("mesh", "mass_kg")
+OPTIONAL_OBJECT_FIELDS = ("split",)
+MAX_TRANSLATION = 10.0
+"""Largest distance (m) of a pose's translation from the world origin: a lab's poses lie within a
+few metres of its origin, so a larger one is in millimetres (or another unit)."""
+REACH_MARGIN = 0.05
+"""How far (m) beyond the gripper's stroke a tooltip may be from the object's bounding box (the
+jaws open to the stroke): farther, no pad can touch the object and every trial is a miss."""
 MAX_REPORTED = 25
 """Problems listed in one error message (the rest are counted)."""
 
@@ -83,8 +98,6 @@ MAX_REPORTED = 25
 def known_grippers() -> tuple[str, ...]:
     """Gripper names a trial's `gripper` may take: the shipped gripper descriptions
     (`grasp.description.shipped_grippers`, `ipcgrasp grippers`)."""
-    from ipcgrasp.grasp.description import shipped_grippers
-
     return tuple(shipped_grippers())
 
 
@@ -163,13 +176,14 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
                            "(docs/own_data.md)")
     raw = path.read_bytes()
     try:
-        doc = parse_json(raw, str(path))
+        doc = parse_json(_utf8_text(raw, path), str(path))
     except DocumentError as exc:
         raise OwnDataError(f"{exc} (the trials file format: docs/own_data.md)") from None
     problems = _Problems(path)
     if not isinstance(doc, dict):
         raise OwnDataError(f"{path}: top level: expected a JSON object with 'format', 'version', 'objects' and "
                            f"'trials', got {type(doc).__name__}; fix: follow docs/own_data.md")
+    _check_field_names(doc, TOP_FIELDS, "top level", problems)
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
         problems.add("fields 'format', 'version'", f"got {doc.get('format')!r} version {doc.get('version')!r}",
                      f"set \"format\": \"{FORMAT}\" and \"version\": {VERSION}")
@@ -233,6 +247,7 @@ def _check_objects(entries, path: Path, problems: _Problems) -> dict:
             problems.add(where, f"expected a mapping with {', '.join(OBJECT_FIELDS)} (and optionally split)",
                          'write {"mesh": "path/relative/to/this/file.stl", "mass_kg": 0.05, "split": "heldout"}')
             continue
+        _check_field_names(fields, OBJECT_FIELDS + OPTIONAL_OBJECT_FIELDS, where, problems)
         ok = True
         mass = fields["mass_kg"]
         if isinstance(mass, bool) or not isinstance(mass, (int, float)) or not 0.0 < mass < math.inf:
@@ -273,6 +288,28 @@ def _check_objects(entries, path: Path, problems: _Problems) -> dict:
     return objects
 
 
+def _utf8_text(raw: bytes, path: Path) -> str:
+    """The trials file's bytes as text; OwnDataError unless they are UTF-8 (JSON's encoding: a
+    reader would otherwise guess, e.g. UTF-16 from its byte order mark)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        guess = " (it starts with a UTF-16 byte order mark)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise OwnDataError(f"{path}: not UTF-8 text{guess}: byte {exc.start} cannot be decoded; fix: save the "
+                           "trials file as UTF-8") from None
+
+
+def _check_field_names(mapping: dict, known: tuple[str, ...], where: str, problems: _Problems) -> None:
+    """A problem for each key of `mapping` not in `known`, naming the nearest known key: a
+    misspelt optional field (e.g. "spilt") would otherwise be ignored and its default used."""
+    for key in mapping:
+        if key in known:
+            continue
+        nearest = difflib.get_close_matches(str(key), known, n=1)
+        fix = f"rename it {nearest[0]!r} (the nearest known field) or remove it" if nearest else "remove it"
+        problems.add(where, f"unknown field {key!r} (the fields: {', '.join(known)})", fix)
+
+
 def _problem_and_fix(exc: Exception, default_fix: str) -> tuple[str, str]:
     """An error message of the simulator's checks on one line, split at its "; fix: "."""
     problem, _, fix = " ".join(str(exc).split()).partition("; fix: ")
@@ -282,9 +319,10 @@ def _problem_and_fix(exc: Exception, default_fix: str) -> tuple[str, str]:
 def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dict, set]:
     """(object -> grasp id -> {object_pose, gripper_pose, gripper, results, first}, names of the
     objects with a trial that has a problem); each trial checked."""
-    grippers = known_grippers()
+    grippers = shipped_grippers()
     grouped: dict[str, dict] = {}
     tainted: set = set()
+    first_id_of_type: dict[type, tuple[int, object]] = {}
     for index, trial in enumerate(trials):
         where = f"trials[{index}]"
         if not isinstance(trial, dict):
@@ -295,6 +333,7 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
         if missing:
             problems.add(where, f"field(s) {', '.join(missing)} missing", f"give every trial {', '.join(TRIAL_FIELDS)}")
             continue
+        _check_field_names(trial, TRIAL_FIELDS, where, problems)
         ok = True
         name = trial["object"]
         if not isinstance(name, str) or name not in objects:
@@ -306,7 +345,9 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
             problems.add(f"{where}.grasp", f"expected a non-negative integer or a non-empty string, got {grasp!r}",
                          "give repeats of one grasp the same id, different grasps different ids")
             ok = False
-        if trial["gripper"] not in grippers:
+        else:
+            first_id_of_type.setdefault(type(grasp), (index, grasp))
+        if not isinstance(trial["gripper"], str) or trial["gripper"] not in grippers:
             problems.add(f"{where}.gripper", f"unknown gripper {trial['gripper']!r}",
                          f"use one of the grippers ipcgrasp simulates: {', '.join(grippers)}")
             ok = False
@@ -326,6 +367,9 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
                                                      "translation in metres")
                 problems.add(f"{where}.{field}", problem.split(": ", 1)[-1], fix)  # the field leads the message
                 ok = False
+        ok = ok and all(_in_metres(poses[field], f"{where}.{field}", problems) for field in poses)
+        if ok and objects.get(name) is not None:
+            ok = _within_reach(poses, grippers[trial["gripper"]].data, objects[name]["mesh"], where, problems)
         if not ok or objects.get(name) is None:
             if isinstance(name, str):
                 tainted.add(name)
@@ -340,7 +384,44 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
                                                  f"{name} grasp {grasp!r}",
                              "give repeats of one grasp identical poses, or a grasp id of their own")
         entry["results"].append(bool(success))
+    if len(first_id_of_type) > 1:
+        firsts = ", ".join(f"trials[{index}].grasp {grasp!r}" for index, grasp in first_id_of_type.values())
+        problems.add("trials", f"the grasp ids mix integers and strings ({firsts}): 5 and \"5\" would be two grasps",
+                     "give every grasp id the same type: all integers or all strings")
     return grouped, tainted
+
+
+def _in_metres(pose: np.ndarray, where: str, problems: _Problems) -> bool:
+    """False (and a problem) when the translation of `pose` (4x4) is farther than MAX_TRANSLATION
+    from the world origin: a pose in millimetres."""
+    distance = float(np.linalg.norm(pose[:3, 3]))
+    if distance <= MAX_TRANSLATION:
+        return True
+    problems.add(where, f"the translation ({', '.join(f'{x:.4g}' for x in pose[:3, 3])}) is {distance:.4g} m from the world origin, more "
+                        f"than {MAX_TRANSLATION:g} m: it looks like millimetres",
+                 "give translations in metres (divide millimetres by 1000)")
+    return False
+
+
+def _within_reach(poses: dict, gripper: dict, mesh, where: str, problems: _Problems) -> bool:
+    """False (and a problem) when a tooltip of `gripper` (a description's data), with the jaws
+    open to its stroke at `poses["gripper_pose"]`, is farther than the stroke + REACH_MARGIN (m)
+    from the bounding box of `mesh` placed at `poses["object_pose"]`: no pad could touch it."""
+    vertices = mesh.vertices @ poses["object_pose"][:3, :3].T + poses["object_pose"][:3, 3]
+    low, high = vertices.min(axis=0), vertices.max(axis=0)
+    tooltips = (poses["gripper_pose"] @ widest_tooltip_frames(gripper))[:, :3, 3]
+    gap = max(float(np.linalg.norm(np.maximum(np.maximum(low - t, t - high), 0.0))) for t in tooltips)
+    bound = gripper["stroke"] + REACH_MARGIN
+    if gap <= bound:
+        return True
+    problems.add(f"{where}.gripper_pose", f"a tooltip of the {gripper['name']} (jaws open to its "
+                                          f"{gripper['stroke'] * 1e3:g} mm stroke) is {gap * 100:.1f} cm from the "
+                                          f"object's bounding box, farther than the stroke + "
+                                          f"{REACH_MARGIN * 100:g} cm ({bound * 100:g} cm): no trial could touch the "
+                                          "object",
+                 "give the gripper pose at the grasp, in metres, in the world frame of object_pose (docs/own_data.md, "
+                 "\"Plausibility\")")
+    return False
 
 
 def import_trials(source: str | os.PathLike, dest: str | os.PathLike) -> dict:

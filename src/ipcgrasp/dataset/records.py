@@ -40,6 +40,7 @@ from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.perturbation import trial_seed
 from ipcgrasp.grasp.simulate import Robustness, run_trial
+from ipcgrasp.interrupts import reraise_interrupt
 from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 from ipcgrasp.workers import process_pool
 
@@ -358,6 +359,7 @@ def _picture(result: GraspResult, path: str, caption: str) -> str:
         render_frame(result.frames[-1], result.faces, path, phase=trial_phases(result)[-1], caption=caption,
                      size=(640, 480))
     except Exception as exc:  # noqa: BLE001 -- a picture that fails must not lose the simulated labels
+        reraise_interrupt(exc)
         return f"rendering failed: {type(exc).__name__}: {exc}"
     return ""
 

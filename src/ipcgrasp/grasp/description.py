@@ -279,3 +279,12 @@ def tooltip_frames(tooltips) -> np.ndarray:
         frame[:3, :3] = np.array(tooltip["rotation"], dtype=np.float64)
         frame[:3, 3] = np.array(tooltip["translation"], dtype=np.float64)
     return frames
+
+
+def widest_tooltip_frames(data: dict) -> np.ndarray:
+    """(2, 4, 4) tooltip frames (gripper frame) of a description's `data` with the jaws open to
+    its `stroke` (m): each jaw moved back by half the stroke against its closing direction (its
+    tooltip z axis)."""
+    frames = tooltip_frames(data["tooltips"])
+    frames[:, :3, 3] -= (0.5 * data["stroke"]) * frames[:, :3, 2]
+    return frames

@@ -29,7 +29,8 @@ from ipcgrasp.documents import DocumentError, load_yaml
 from ipcgrasp.geometry import PadMesh, backing_plate, surface_sha256
 from ipcgrasp.geometry.pads import PadShape
 from ipcgrasp.geometry.tetra import DEFAULT_PAD_RESOLUTION, shape_pad, surface_pad
-from ipcgrasp.grasp.description import GripperDescription, GripperDescriptionError, load_description, tooltip_frames
+from ipcgrasp.grasp.description import (GripperDescription, GripperDescriptionError, load_description,
+                                        widest_tooltip_frames)
 from ipcgrasp.grasp.scene import solid_distance
 
 RIGID_TOLERANCE = 1e-6
@@ -182,9 +183,7 @@ class Gripper:
         if pad not in d["pads"]:
             raise GripperDescriptionError(f"{description.path}: gripper {d['name']!r} has no pad {pad!r}; fix: choose "
                                           f"one of its pads ({', '.join(d['pads'])}) with jaw / --jaw")
-        closed = tooltip_frames(d["tooltips"])
-        widest = np.array(closed)
-        widest[:, :3, 3] -= (0.5 * d["stroke"]) * closed[:, :3, 2]
+        widest = widest_tooltip_frames(d)
         spec = d["pads"][pad]
         if spec["outline"] == "mesh":
             shape = MeshPad(_description_mesh(description, spec["mesh"], spec["scale"]), spec["mesh"])

@@ -15,6 +15,7 @@ from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, Kinematic
 from ipcgrasp.engine.mounts import CompliantMount
 from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
+from ipcgrasp.interrupts import reraise_interrupt
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.params import CONTACTS_PER_PAD, FINGER_EFFECTIVE_MASS, STATIC_SPEED_FACTOR, SimParams
@@ -177,11 +178,13 @@ class IpcBackend(Backend):
                 return None
             self.stats = s
         except StepFailed as exc:
+            reraise_interrupt(exc)  # an interrupt the engine took for a failed step
             (closed0, lifted0), half = self._jaws, 0.5 * self.dt
             try:
                 first = self.sim.step(self._drivers(0.5 * (closed0 + closed), 0.5 * (lifted0 + lifted)), dt=half)
                 s = self.stats = self.sim.step(self._drivers(closed, lifted), dt=half)
             except StepFailed as again:
+                reraise_interrupt(again)
                 self.sim.restore(exc.state)
                 raise BackendFailed(f"{exc.reason} (and again in two half steps: {again.reason})") from exc
             s.newton_iterations += first.newton_iterations

@@ -26,6 +26,7 @@ from ipcgrasp.grasp.params import SimParams, trial_count
 from ipcgrasp.grasp.perturbation import perturb_grasp, trial_seed
 from ipcgrasp.grasp.pose import rigid_pose
 from ipcgrasp.grasp.procedure import GraspProcedure
+from ipcgrasp.interrupts import reraise_interrupt
 from ipcgrasp.workers import process_pool
 
 
@@ -112,6 +113,7 @@ def _recorded(simulate: Callable[[], list[GraspResult]], n_results: int, seed: i
     try:
         return simulate()
     except Exception as exc:  # noqa: BLE001 - a failure of one trial must not end the sweep
+        reraise_interrupt(exc)
         if log:
             log(traceback.format_exc())
         results = [GraspResult(success=False, failure_mode="error", seed=seed,

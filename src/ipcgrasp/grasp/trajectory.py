@@ -25,6 +25,7 @@ import numpy as np
 import xarray as xr
 
 import ipcgrasp
+from ipcgrasp.file_kinds import TRAJECTORY, FileKindError, open_as
 from ipcgrasp.geometry.quaternion import rotation_to_quaternion
 from ipcgrasp.io import atomic_path
 
@@ -242,6 +243,27 @@ def write_trajectory(result, path: str | os.PathLike, params=None, vertices: boo
 
 
 def read_trajectory(path: str | os.PathLike) -> xr.Dataset:
-    """Load a trajectory file fully into memory and close it."""
-    with xr.open_dataset(path, engine="netcdf4") as ds:
-        return ds.load()
+    """Load a trajectory file fully into memory and close it. FileKindError naming the file and
+    the fix when it is not a trajectory (`file_kinds.open_as`: another kind of file, not NetCDF)
+    or its phases cannot be read (`check_phases`)."""
+    ds = open_as(path, TRAJECTORY)
+    check_phases(ds, path)
+    return ds
+
+
+def check_phases(ds: xr.Dataset, path: str | os.PathLike) -> None:
+    """FileKindError unless the trajectory `ds` (read from `path`) has a step and its `phase`
+    flags name their phases: a `flag_meanings` attribute, every flag an index into it."""
+    fix = "write the trajectory again (`ipcgrasp simulate --trajectory` or `replay --trajectory`)"
+    if ds.phase.size == 0:
+        raise FileKindError(f"{path}: the trajectory has no step; fix: {fix}")
+    meanings = ds.phase.attrs.get("flag_meanings")
+    names = meanings.split() if isinstance(meanings, str) else []
+    if not names:
+        raise FileKindError(f"{path}: the phase variable has no flag_meanings attribute (the names of its flag "
+                            f"values, e.g. {' '.join(PHASES)!r}); fix: {fix}")
+    flags = np.asarray(ds.phase.values, dtype=np.float64).ravel()
+    bad = np.flatnonzero(~np.isin(flags, np.arange(len(names))))
+    if bad.size:
+        raise FileKindError(f"{path}: phase flag {flags[bad[0]]:g} at step {bad[0]} is not one of the flag values "
+                            f"0..{len(names) - 1} ({' '.join(names)}); fix: {fix}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import numpy as np
 import xarray as xr
 
 from ipcgrasp.documents import parse_json
+from ipcgrasp.file_kinds import SIMULATION_CUBE, FileKindError, open_as
 from ipcgrasp.grasp.params import SimParams
 
 SETTING_FIELDS = ("E", "mu", "jaw", "close_rule", "psi_th", "finger_stiffness")
@@ -30,6 +32,17 @@ def fixed_params_attr(params: SimParams) -> str:
     replays)."""
     return json.dumps({k: v for k, v in params.to_dict().items()
                        if k not in SETTING_FIELDS or (k == "finger_stiffness" and v is not None)}, sort_keys=True)
+
+
+def read_simulation_cube(path: str | os.PathLike) -> xr.Dataset:
+    """The simulation cube at `path`, loaded, for `stored_trial`. FileKindError naming the file
+    and the fix when it is not one (`file_kinds.open_as`: a trajectory, a baseline's cube, not
+    NetCDF) or its failure_mode flags have no names (flag_meanings)."""
+    cube = open_as(path, SIMULATION_CUBE)
+    if not isinstance(cube.failure_mode.attrs.get("flag_meanings"), str):
+        raise FileKindError(f"{path}: the failure_mode variable has no flag_meanings attribute (the names of its "
+                            "flag values); fix: give a cube the study wrote, e.g. results/grid/rounded.nc")
+    return cube
 
 
 @dataclass(frozen=True)

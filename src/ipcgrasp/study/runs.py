@@ -33,6 +33,7 @@ from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp import simulate
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.simulate import run_variants
+from ipcgrasp.interrupts import reraise_interrupt
 from ipcgrasp.study.cube import MODEL_INFO, prediction_cell, simulation_cell
 from ipcgrasp.study.replay import fixed_params_attr
 
@@ -194,6 +195,7 @@ def predict_cell(predict: Callable, obj: GraspObject, physical: PhysicalGrasps, 
                 success[i, t], score[i, t], runtime[i, t] = p.success, p.score, p.runtime
                 reason[i, t], info[i][t] = str(p.info.get("reason", "")), p.info
             except Exception as exc:  # noqa: BLE001 - one failing prediction must not end the evaluation
+                reraise_interrupt(exc)
                 runtime[i, t] = time.perf_counter() - started
                 reason[i, t] = f"error: {type(exc).__name__}: {exc}"
                 if log:
