@@ -1,4 +1,4 @@
-# ipcgrasp study: from meshes to held-out evaluation (DESIGN.md section 5).
+# ipcgrasp study: from meshes to held-out evaluation (docs/study.md).
 # Run from the repository root:  snakemake -c2 --configfile config/config.yaml   (or ./run.sh study)
 # Stages (one file each in workflow/rules/): data (manifest, split), meshes, calibration, grid,
 # fingers (compliant-finger sweep, off by default), baselines (contact-parameter sweeps of the

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Set up the environment (.venv/, reused when present) and run one job:
+#   ./run.sh install only the environment: .venv/ with ipcgrasp and its test extras, the
+#                    simulator's kernels compiled (`ipcgrasp compile`)
 #   ./run.sh study   the default study on the bundled data (snakemake --cores 2 --rerun-incomplete:
 #                    after Ctrl-C the same command reruns the interrupted jobs and carries on)
 #   ./run.sh test    the test suite
@@ -8,6 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 job=${1:-}
 shift || true
+case "$job" in
+  install|study|test) ;;
+  *) echo "usage: ./run.sh install|study|test [args...]" >&2; exit 2 ;;  # before installing anything
+esac
 PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null || PYTHON=python3
 
@@ -23,8 +29,8 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
 fi
 
 case "$job" in
+  install) echo "run.sh: the environment is ready in .venv/ (.venv/bin/ipcgrasp --help)" ;;
   study) .venv/bin/python -m ipcgrasp.study.configfiles "$@"  # its config files, checked before snakemake reads them
          exec .venv/bin/snakemake --cores 2 --rerun-incomplete "$@" ;;
   test)  exec .venv/bin/python -m pytest "$@" ;;
-  *) echo "usage: ./run.sh study|test [args...]" >&2; exit 2 ;;
 esac

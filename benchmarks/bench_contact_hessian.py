@@ -1,4 +1,4 @@
-"""Cost per call of the contact Hessian kernels when many contacts are active (issue 14).
+"""Cost per call of the contact Hessian kernels when many contacts are active.
 
 Runs cube grasp 5 (3 cm cube, no pose noise, default SimParams) once, recording the inputs of
 `simulation._add_contact_hessians` at the call with the most contacts (about 250 while the pads

@@ -1,10 +1,9 @@
 """All 25 cube grasps x N perturbed trials with the study's seeds, against the physical outcomes.
 
-The noisy counterpart of `../shared/tools/cube_verdicts.py`: trial k of grasp g uses
-`trial_seed(seed, g, k)`, the seed the study gives it (root seed 0 in config/config.yaml), so
-every trial here is a trial of the study's grid cell at this E, mu and close rule. Prints per
-grasp and rule: simulated robustness R, physical robustness, each trial's label, mean closing
-forces and the median wall time; then per rule the confusion of (R >= 0.5) against
+Trial k of grasp g uses `trial_seed(seed, g, k)`, the seed the study gives it (root seed 0 in
+config/config.yaml), so every trial here is a trial of the study's grid cell at this E, mu and close
+rule. Prints per grasp and rule: simulated robustness R, physical robustness, each trial's label,
+mean closing forces and the median wall time; then per rule the confusion of (R >= 0.5) against
 (physical >= 0.5) and the failure-label counts. `--out` writes every trial's verdict, label and
 closing forces as JSON; `--compare` lists every trial whose verdict or label differs from an
 earlier `--out` file and the largest closing-force difference, to check an engine change:

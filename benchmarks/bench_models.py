@@ -1,4 +1,4 @@
-"""Per-grasp runtime of every grasp model on the 3 cm cube, side by side in one run (issue 7):
+"""Per-grasp runtime of every grasp model on the 3 cm cube, side by side in one run:
 ipcgrasp and each registered baseline (soft point, REACH, 6DFC, the image-space quality, the
 penalty model, MuJoCo flex pads), next to the paper's figures (Kim et al., IPC-GraspSim,
 Table 4.2, one core of a 2.2 GHz Xeon E5-2698 v4; Isaac Gym on a GPU).

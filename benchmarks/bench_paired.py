@@ -13,8 +13,8 @@ which also serves the machine's interrupts, measured 3-5 % slower), and over an 
 rounds each checkout spends half of them on each core, so that factor cancels. Both checkouts must give the same trial
 outcomes for the comparison to be like for like: verdicts, labels, closing forces and Newton
 iterations are compared and any difference is listed (a speed change that is not bit for bit
-identical shows here first; `../shared/tools/cube_verdicts.py` and `bench_cube_robustness.py`
-are the full verdict checks). IPC engine, 3 cm cube, no pose noise, SimParams defaults. Run:
+identical shows here first; `bench_cube_robustness.py` and `bench_convergence.py` are the full
+verdict checks). IPC engine, 3 cm cube, no pose noise, SimParams defaults. Run:
 git worktree add /tmp/old <commit>; .venv/bin/python benchmarks/bench_paired.py --old-src /tmp/old/src
 [--rounds 4] [--repeats 2] [--grasps 0 5] [--subdivisions 4] [--pad-resolution 0.002]
 """

@@ -1,6 +1,6 @@
 """What the default study's grid costs, estimated from a measured sample of its own trials.
 
-The grid is most of the study (README, "The study"): one job per (jaw, E) of config/config.yaml
+The grid is most of the study (docs/study.md): one job per (jaw, E) of config/config.yaml
 runs the cube's training grasps x `trials` perturbed trials under every (mu, close rule) of the
 row together (`grasp.simulate.run_variants`: the variants share the settling and, per close rule,
 the squeeze until both pads touch). This runs trial 0 of every training grasp as the grid's rows

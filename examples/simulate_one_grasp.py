@@ -1,5 +1,6 @@
 """Simulate one physical grasp of the 3 cm cube, read its outcome, save its trajectory, a force
-plot and a picture (the README's quickstart, with a short lift so it runs in seconds).
+plot and a picture (the README's first grasp, recorded and drawn, with a short lift so it runs
+in seconds).
 
     .venv/bin/python examples/simulate_one_grasp.py [OUT_DIR]
 """

@@ -212,7 +212,7 @@ def test_run_sh_study_after_ctrl_c_plans_the_interrupted_job_again(tmp_path):
     """After Ctrl-C snakemake has released its locks but left the interrupted job's outputs
     marked incomplete; `./run.sh study` run again (here as a dry run, with the test's environment
     as run.sh's .venv) plans that job again instead of stopping with IncompleteFilesException, as
-    the README's "Resuming" says."""
+    docs/study.md ("Resuming") says."""
     repository = interrupted_study(copy_of_the_repository(tmp_path / "repository"))
     shutil.rmtree(repository / ".snakemake/locks")  # Ctrl-C releases the locks; the incomplete markers stay
     venv = repository / ".venv"

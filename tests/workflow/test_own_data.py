@@ -1,7 +1,7 @@
 """The whole study on a user's own physical trials: a trials file made here (a 3 cm box, six
 grasps x two trials, tests/conftest.py), `ipcgrasp data import` into resources/own_data of a copy
 of the repository, then the smoke settings with config/own_data_example.yaml through the local
-executor, as the README's own-data how-to says."""
+executor, as docs/own_data.md says."""
 
 import json
 import re

@@ -1,4 +1,4 @@
-"""The interface every baseline grasp model of the study implements (issue 7), and the registry
+"""The interface every baseline grasp model of the study implements, and the registry
 the evaluation stage runs.
 
 A model is a function predict(obj, object_pose, grasp_pose, params, seed) -> Prediction: `obj`

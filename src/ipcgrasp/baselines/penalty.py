@@ -1,4 +1,4 @@
-"""The penalty / BLEM dynamic grasp model (issue 7): ipcgrasp's own simulator, bodies, integrator
+"""The penalty / BLEM dynamic grasp model: ipcgrasp's own simulator, bodies, integrator
 and grasp procedure, with the barrier and CCD replaced by penalty contact with a boundary
 layer (`engine.penalty`: margin r around every mesh, penalty stiffness k per contact, discrete
 collision detection, optional k-means contact clustering as in Rocchi et al. 2016).

@@ -13,8 +13,9 @@ a change anywhere in that chain recompiles them.
 A constant passed from one kernel to another is an np.int64 / np.bool_ (np.int64(0), np.True_,
 module constants such as distance._V0), not a Python literal: numba compiles a separate
 specialisation of the callee for every distinct literal argument, each costing a cold start
-another fraction of a second (benchmarks/README.md). LLVM can still inline the
-callee and fold the constant; the cube trials ran no slower without the specialisations.
+another fraction of a second (docs/performance.md, "Why kernels pass np.int64 constants and
+copy arrays with loops"). LLVM can still inline the callee and fold the constant; the cube
+trials run no slower without the specialisations.
 
 Copying one array into another is a loop, not a slice assignment (a[:] = b, a[:, :] = B): numba
 compiles its broadcasting setitem for every such statement's types, up to 2 s each on a cold

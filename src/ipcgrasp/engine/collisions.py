@@ -725,8 +725,9 @@ def _barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
                       project, offsets):
     """COO triplets of the Hessians of w m b(d) (ipctk NormalPotential):
     w [m (b'' gd gd^T + b' Hd) + b' (gd gm^T + gm gd^T) + b Hm], each optionally PSD-projected.
-    The projection runs as a second pass over the assembled blocks: the same routine called
-    inside the first loop measured 1.4 times slower (benchmarks/README.md)."""
+    The projection runs in a second loop over the assembled blocks: the same routine called
+    inside the first loop measured 1.4 times slower (docs/performance.md, "The barrier Hessians'
+    PSD projection")."""
     nnz = offsets[-1]
     rows = np.empty(nnz, dtype=np.int64)
     cols = np.empty(nnz, dtype=np.int64)

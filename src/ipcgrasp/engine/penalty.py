@@ -1,4 +1,4 @@
-"""Penalty contact with a boundary layer (BLEM), the baseline contact model of issue 7.
+"""Penalty contact with a boundary layer (BLEM), the contact model of the penalty baseline.
 
 What is implemented
 -------------------

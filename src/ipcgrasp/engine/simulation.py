@@ -89,8 +89,9 @@ MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin out
 # A tet's projected Hessian is reused while no entry of its deformation gradient F has moved more
 # than this since it was computed. Most of a pad only translates with its jaw or strains by less;
 # a Hessian off by about this relatively changes Newton's direction, not the minimiser it converges
-# to: over cube grasps 0-9 the Newton iterations stay the same (2878 against 2880 at 1e-8), 14 %
-# of the tets are recomputed instead of 56 %, and no cube verdict changes (benchmarks/README.md).
+# to: over cube grasps 0-9 the Newton iterations stay the same to within 0.1 %, 14 % of the tets are
+# recomputed instead of 56 % at 1e-8, and no cube verdict changes (docs/performance.md, "Elastic
+# Hessian reuse").
 # Looser values save no more time.
 ELASTIC_HESSIAN_REUSE = 1e-5
 # Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
@@ -114,13 +115,14 @@ CARRIED_CONVERGED = 0.5
 # projected one), so projected Newton converges there linearly, by about 10 % an iteration, and
 # unprojected it converges quadratically. Further out the unprojected step can carry an object
 # across a tipping edge the projected solve does not: from 5 times the tolerance on, one tipping
-# event of the noisy cube trials ended the other way (benchmarks/README.md).
+# event of the noisy cube trials ended the other way (docs/performance.md, "Unprojected contact
+# Hessians near convergence").
 UNPROJECTED_CONTACTS_NEAR = 2.5
 # With coarse_rounds (Simulation.step) the Newton solves of a step's drive-and-settle rounds stop at
 # this many times the tolerance, the step's last solve at the tolerance itself: a round's end only
 # makes room for the next drive and is where give_up looks. About 9 % fewer Newton iterations on the
 # cube trials, with the same verdicts when the grasp procedure asks for it only once both pads touch
-# the object (benchmarks/README.md).
+# the object (docs/performance.md, "Coarse drive-and-settle rounds").
 COARSE_ROUND_TOLERANCE = 10.0
 MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
 
@@ -1791,7 +1793,7 @@ class Simulation:
         """Normal forces, bases and coordinates of the contacts at x_lagged (coll: the active
         contacts there, if known), fixed for a solve. Penalty with clusters: with `cluster` the
         contacts are clustered (the clusters then replace them until the next call), else they
-        act one by one (the first pass of a step finds the contacts the clusters start from)."""
+        act one by one (the step's first lagged solve finds the contacts the clusters start from)."""
         coll = self._collisions(x_lagged) if coll is None else coll
         if not self._penalty:
             return contact.build_friction_collisions(coll, self.mesh, x_lagged, self.dhat, self.barrier_stiffness)

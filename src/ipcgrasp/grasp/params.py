@@ -178,10 +178,10 @@ class SimParams:
     eps_v is the sliding speed below which friction is static: at 1e-3 m/s (20 um per step)
     the squeezed pads creep, the grip force sags from 20 N to about 10 N during lift and hold,
     and 5 of 125 cube trials slip out that physically held; 1e-4 m/s keeps it near 20 N.
-    Contact model: "ipc" (barrier, CCD; the product) or "penalty" (the BLEM baseline, issue 7):
+    Contact model: "ipc" (barrier, CCD; the product) or "penalty" (the BLEM baseline):
     penalty_stiffness (N/m per contact), penalty_margin (m, boundary layer around each mesh),
     penalty_clusters (max contacts per body pair after k-means clustering; 0 = no clustering).
-    After the hold (issues 7, 8): shake_amplitude (m, 0 = no shake; below lift_height),
+    After the hold: shake_amplitude (m, 0 = no shake; below lift_height),
     shake_frequency (Hz; at least MIN_SHAKE_STEPS time steps per cycle when shaking),
     shake_cycles; critical_mass (ramp the object's mass until it slips), mass_rate (kg/s),
     slip_speed (m/s, object speed relative to the pads that counts as slipping), max_mass (kg,

@@ -1,4 +1,4 @@
-"""Contact-parameter sweeps of the dynamic baselines on the training grasps (issue 7).
+"""Contact-parameter sweeps of the dynamic baselines on the training grasps.
 
 The penalty model and MuJoCo's flex pads have contact parameters that the physics does not fix:
 a stiffness and a margin (the boundary layer or force field). Their results depend on them, and
