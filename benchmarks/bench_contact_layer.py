@@ -33,7 +33,7 @@ import yaml
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
-from ipcgrasp.grasp.ipc_backend import OBJECT, PADS, IpcBackend
+from ipcgrasp.grasp.ipc_backend import OBJECT as OBJECT_BODY, PADS, IpcBackend
 from ipcgrasp.grasp.pose import PoseRoundingWarning
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
@@ -58,7 +58,7 @@ class LayerProbe(IpcBackend):
     def step(self, closed, lifted, *args, **kwargs):
         report = super().step(closed, lifted, *args, **kwargs)
         if report is not None and lifted > 0.0:
-            o = self.sim.index[OBJECT]
+            o = self.sim.index[OBJECT_BODY]
             net = self.stats.contact_force[o].sum(axis=0) + self.stats.friction_force[o].sum(axis=0) + self.weight
             self.imbalance = max(self.imbalance, float(np.linalg.norm(net)))
         if report is not None and lifted == 0.0:
