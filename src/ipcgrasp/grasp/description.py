@@ -5,7 +5,8 @@ user's file, fills the schema's defaults, checks what a schema cannot (rigid too
 facing each other, extents, mesh files that exist and are closed) and returns a
 `GripperDescription`; every error is a `GripperDescriptionError` naming the file, the key and the
 fix, raised before any simulation starts. `grasp.gripper.Gripper.from_description` builds the
-gripper from it.
+gripper from it. A robot file (MJCF or URDF, `grasp.robot_file`) is read in place of a YAML, or
+named by a YAML's `robot:` key whose other keys override what is read from it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 import trimesh
 
 from ipcgrasp.documents import DocumentError, finite_validator, load_yaml, parse_json
+from ipcgrasp.grasp.robot_file import ROBOT_KEYS, ROBOT_SUFFIXES, RobotFileError, read_robot_file
 
 SHIPPED_PACKAGE = "ipcgrasp.grippers"
 """Package holding the shipped descriptions, one `<name>.yaml` each."""
@@ -88,15 +90,19 @@ def _load_shipped(name: str) -> GripperDescription:
 
 def load_description(name_or_path: str | os.PathLike | None = None) -> GripperDescription:
     """A shipped description by name (None: DEFAULT_GRIPPER) or a description file's path (a
-    value ending in .yaml / .yml or naming an existing file)."""
+    value ending in .yaml / .yml, a robot file ending in .xml / .mjcf / .urdf, or naming an
+    existing file)."""
     if name_or_path is None:
         name_or_path = DEFAULT_GRIPPER
     text = os.fspath(name_or_path)
-    if text.endswith((".yaml", ".yml")) or os.sep in text or Path(text).is_file():
+    if text.endswith((".yaml", ".yml", *ROBOT_SUFFIXES)) or os.sep in text or Path(text).is_file():
         path = Path(text).expanduser()
         if not path.is_file():
             raise GripperDescriptionError(f"{path}: no such gripper description file; fix: give an existing YAML "
-                                          f"file or one of the shipped names {', '.join(shipped_grippers())}")
+                                          "file, an MJCF / URDF robot file or one of the shipped names "
+                                          f"{', '.join(shipped_grippers())}")
+        if path.suffix.lower() in ROBOT_SUFFIXES:
+            return _validated({}, path.resolve(), path.resolve())
         return _load_file(path.resolve())
     shipped = shipped_grippers()
     if text not in shipped:
@@ -116,6 +122,30 @@ def _load_file(path: Path) -> GripperDescription:
     if not isinstance(data, dict):
         raise GripperDescriptionError(f"{path}: a gripper description is a YAML mapping (key: value), got "
                                       f"{type(data).__name__}; fix: see docs/grippers.md")
+    robot = data.get("robot")
+    if robot is None:
+        return _validated(data, path, None)
+    if not isinstance(robot, str) or Path(robot).suffix.lower() not in ROBOT_SUFFIXES:
+        raise GripperDescriptionError(f"{path}: robot: {robot!r} is not a robot file; fix: give the path of an MJCF "
+                                      "(.xml, .mjcf) or URDF (.urdf) file, relative to this file's folder")
+    robot_path = (path.parent / Path(robot).expanduser()).resolve()
+    if not robot_path.is_file():
+        raise GripperDescriptionError(f"{path}: robot: {robot_path} does not exist; fix: give a path relative to "
+                                      "this file's folder")
+    return _validated(data, path, robot_path)
+
+
+def _validated(data: dict, path: Path, robot: Path | None) -> GripperDescription:
+    """The description of `data` (a YAML's keys), over the keys measured on `robot` if given."""
+    if robot is not None:
+        given = set(data) - set(ROBOT_KEYS)
+        try:
+            measured = read_robot_file(robot, {key: data[key] for key in ROBOT_KEYS[1:] if key in data}, given)
+        except RobotFileError as exc:
+            raise GripperDescriptionError(f"{exc} (docs/grippers.md, \"From MJCF or URDF\")") from None
+        if "pads" in given:
+            del measured["default_pad"]  # the measured variants' default need not be among the user's pads
+        data = measured | {key: value for key, value in data.items() if key not in ROBOT_KEYS}
     schema = gripper_schema()
     error = jsonschema.exceptions.best_match(finite_validator(schema).iter_errors(data))
     if error is not None:
