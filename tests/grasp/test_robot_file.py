@@ -68,6 +68,7 @@ def test_the_robotiq_2f85_mjcf_linkage_matches_the_shipped_yaml(tmp_path):
         assert mjcf["finger"]["box"][key] == pytest.approx(shipped["finger"]["box"][key], abs=1.5e-2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["franka_hand", "robotiq_2f85"])
 def test_a_cube_grasp_gives_the_same_verdict_with_the_mjcf_and_the_yaml_gripper(name, tmp_path):
     cube = GraspObject.from_mesh(trimesh.load(reach_data() / "object_meshes" / "cube_3cm.obj", force="mesh"),
