@@ -32,20 +32,15 @@ def _cmd_data_fetch(args) -> int:
 
 
 def _cmd_data_import(args) -> int:
-    from ipcgrasp.data.own import REGISTRY_FILE, import_trials
+    from ipcgrasp.data.own import import_trials, study_command
+    from ipcgrasp.paths import REPO_ROOT
 
     manifest = import_trials(args.source, args.dest)
     for name, info in manifest["objects"].items():
         print(f"{name}: {info['grasps']} grasp(s) x {info['trials_per_grasp']} trial(s), {info['mass_kg'] * 1000:g} g, "
               f"{info['split']}")
-    from ipcgrasp.paths import REPO_ROOT
-
-    dest = Path(args.dest).resolve()
-    study = "./run.sh study --configfile config/own_data_example.yaml"
-    if dest != REPO_ROOT / "resources" / "own_data":  # the directory config/own_data_example.yaml names
-        study += f" --config data_dir={dest} registry={dest / REGISTRY_FILE}"
-    print(f"imported {args.source} ({manifest['gripper']}) into {dest} (REACH layout). The study on it, from the "
-          f"repository root:\n  {study}")
+    print(f"imported {args.source} ({manifest['gripper']}) into {args.dest} (REACH layout). The study on it, from the "
+          f"repository root:\n  {study_command(manifest, Path(args.dest), REPO_ROOT)}")
     return 0
 
 
