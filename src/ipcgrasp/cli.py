@@ -174,7 +174,22 @@ def _physical_grasp(args):
     if not 0 <= args.grasp < physical.n_grasps:
         raise ValueError(f"grasp index {args.grasp} out of range: {args.object} has {physical.n_grasps} "
                          f"physical grasps, valid indices 0..{physical.n_grasps - 1}")
+    _warn_other_gripper(args, data_dir)
     return GraspObject.from_file(mesh, mass, name=args.object), physical
+
+
+def _warn_other_gripper(args, data_dir) -> None:
+    """Warn when --gripper is not the gripper that recorded the physical grasps; args.other_gripper
+    is that warning then (for the R line), else None."""
+    import warnings
+
+    from ipcgrasp.data.own import other_gripper_warning
+    from ipcgrasp.grasp.description import load_description
+
+    warning = other_gripper_warning(data_dir, args.object, load_description(args.gripper).name)
+    args.other_gripper = warning
+    if warning:
+        warnings.warn(warning, stacklevel=2)
 
 
 def _noise(args) -> dict:
@@ -283,7 +298,10 @@ def _report(args, trials, physical, params) -> float:
     console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or file gets the whole table
     console.print(table)
     physical_robustness = physical.robustness[args.grasp]
-    console.print(f"R = {simulated:.2f}" + (f" (physical robustness {physical_robustness:.2f})"
+    other = getattr(args, "other_gripper", None)
+    recorded = (f" with the {other.recorded}, which recorded the grasp; not comparable with the {other.simulated}"
+                if other else "")
+    console.print(f"R = {simulated:.2f}" + (f" (physical robustness {physical_robustness:.2f}{recorded})"
                                             if math.isfinite(physical_robustness) else ""), highlight=False)
     return simulated
 

@@ -322,6 +322,12 @@ def test_a_gripper_description_file_is_imported_as_simulate_and_the_study_take_i
     check_data_gripper({"gripper": gripper_file}, dest)
     with pytest.raises(ConfigError, match=rf"recorded with 'lab_hand'.*fix: set gripper: {gripper_file}"):
         check_data_gripper({"gripper": "franka_hand"}, dest)
+    from ipcgrasp.data.own import other_gripper_warning
+
+    assert other_gripper_warning(dest, "box_3cm", "lab_hand") is None
+    warning = other_gripper_warning(dest, "box_3cm", "yumi")  # what simulate --gripper yumi on this data warns
+    assert "recorded with the lab_hand, but --gripper is yumi" in str(warning)
+    assert f"fix: --gripper {gripper_file}," in str(warning)
 
 
 def test_a_gripper_file_that_does_not_load_is_a_problem_of_its_trial(own_trials, tmp_path):
