@@ -209,10 +209,9 @@ def _grasp_setup(args):
 
 
 def _trial_progress():
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from ipcgrasp.progress import trial_progress
 
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.fields[status]}"), TimeElapsedColumn())
+    return trial_progress()
 
 
 def _outcome(result) -> str:
@@ -670,8 +669,8 @@ def _generate(args) -> int:
         generation = generate_dataset(
             obj, args.out, args.n, params, n_trials=args.trials, seed=args.seed, workers=args.workers,
             images=not args.no_images, mesh=args.mesh, gripper=gripper,
-            on_start=lambda jobs: bar.update(task, description=f"{obj.name}: {jobs // args.trials} grasp(s) x "
-                                                               f"{args.trials} trial(s)", total=jobs, status=""),
+            on_start=lambda jobs: bar.reset(task, description=f"{obj.name}: {jobs // args.trials} grasp(s) x "
+                                                              f"{args.trials} trial(s)", total=jobs, status=""),
             on_trial=lambda i, result: bar.update(task, advance=1, status=f"grasp {i}: {_outcome(result)}"))
     sampling, records = generation.sampling, generation.records
     if len(sampling.candidates) < args.n:
