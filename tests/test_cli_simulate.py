@@ -93,7 +93,7 @@ def test_finger_stiffness_reaches_the_trials_and_is_checked(data_dir, capsys, fa
 def test_simulate_runs_the_trials_prints_the_table_and_writes_json_and_gif(data_dir, tmp_path, capsys,
                                                                           fake_simulator):
     out_json, out_gif = tmp_path / "trials.json", tmp_path / "anim" / "grasp3.gif"
-    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "4", "--E", "2e8",
+    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "4", "--workers", "1", "--E", "2e8",
             "--mu", "0.3", "--close-rule", "psi", "--jaw", "rectangular", "--seed", "7", "--json", str(out_json),
             "--render", str(out_gif), "--every", "1"]
     assert main(argv) == 0
@@ -150,7 +150,7 @@ def test_simulate_one_unperturbed_cube_grasp_end_to_end(data_dir, capsys):
 
 
 def test_the_gripper_and_its_pad_reach_every_trial(data_dir, capsys, fake_simulator):
-    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "2",
+    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "2", "--workers", "1",
             "--gripper", "robotiq_2f85", "--jaw", "rounded"]
     assert main(argv) == 0
     assert [(c["gripper"].name, c["gripper"].pad_kind, c["params"].jaw) for c in fake_simulator] == \

@@ -75,6 +75,10 @@ def _cmd_grippers(args) -> int:
     return 0
 
 
+WORKERS_DEFAULT = "the cores this process may use"
+"""--workers' default in the help (`workers.usable_cores`), the same for simulate and generate."""
+
+
 def _gripper(args):
     """The Gripper of --gripper (a shipped name or a description file) with the pad of --jaw (None:
     the description's default pad)."""
@@ -363,6 +367,7 @@ def _cmd_simulate(args) -> int:
     _check_outputs(args, [(args.json, "--json"), *_render_outputs(args.render, "--render"),
                           (args.trajectory, "--trajectory"), *per_trial], _trial_inputs(args))
     obj, physical, params, gripper = _grasp_setup(args)
+    args.workers = min(_workers(args), args.trials)
     first = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     trials = _run_trials(obj, physical, args.grasp, params, args.trials, args.seed, args.workers,
                          record_first=first, record_all=("trajectory",) if args.trajectory_dir else (),
@@ -638,9 +643,17 @@ def _generate_with_snakemake(args) -> int:
     return run_snakemake(out, command, REPO_ROOT)
 
 
+def _workers(args) -> int:
+    """--workers, else the usable cores (`workers.usable_cores`)."""
+    from ipcgrasp.workers import usable_cores
+
+    return args.workers or usable_cores()
+
+
 def _cmd_generate(args) -> int:
     from ipcgrasp.dataset.records import check_dataset_directory, record_files
 
+    args.workers = _workers(args)
     check_dataset_directory(args.out)
     try:
         if args.shard_size is not None:
@@ -823,8 +836,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trial_arguments(simulate, object_required=False)
     _add_mesh_arguments(simulate)
     simulate.add_argument("--trials", type=_positive_int, default=5, help="number of trials (default: %(default)s)")
-    simulate.add_argument("--workers", type=_positive_int, default=1,
-                          help="processes running trials in parallel (default: %(default)s)")
+    simulate.add_argument("--workers", type=_positive_int, default=None,
+                          help=f"processes running trials in parallel (default: {WORKERS_DEFAULT}, at most --trials)")
     simulate.add_argument("--render", metavar="OUT.gif", type=_output(*RENDER_SUFFIXES),
                           help="render the first trial: animated GIF plus OUT_first.png and OUT_final.png "
                                "(a .png path: first and final frame side by side)")
@@ -938,8 +951,9 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--name", help="object name in the records (default: the mesh file name)")
     generate.add_argument("--trials", type=_positive_int, default=5,
                           help="perturbed trials per grasp (default: %(default)s)")
-    generate.add_argument("--workers", type=_positive_int, default=2,
-                          help="processes running trials in parallel (default: %(default)s)")
+    generate.add_argument("--workers", type=_positive_int, default=None,
+                          help=f"processes running trials in parallel, or with --shard-size Snakemake's local "
+                               f"cores (default: {WORKERS_DEFAULT})")
     generate.add_argument("--E", type=float, default=defaults.E,
                           help="pad Young's modulus in Pa (default: %(default)g)")
     generate.add_argument("--mu", type=float, default=defaults.mu,
