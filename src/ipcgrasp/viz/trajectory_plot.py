@@ -94,7 +94,8 @@ def trajectory_figure(ds: xr.Dataset) -> Figure:
     handles += [Patch(color=PHASE_COLOURS.get(n, "#eeeeee"), label=n.replace("_", " ")) for n in seen]
     if np.isfinite(close):
         handles.append(Line2D([], [], color="0.3", linestyle="--", label="close rule fired"))
-    axes[0].legend(handles=handles, fontsize=7, ncol=3, loc="upper left")
+    # above the panels, not on them: inside the force panel it covered the force curves
+    axes[0].legend(handles=handles, fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     axes[0].set_xlim(time[0] - (time[1] - time[0] if len(time) > 1 else 0.0), time[-1])
     fig.suptitle("Grasp trial trajectory", fontsize=11)
     add_caption(fig, caption_text(ds))
