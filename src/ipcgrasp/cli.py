@@ -535,12 +535,12 @@ def _cmd_quality(args) -> int:
                       f"{np.degrees(q.s_a):.1f}", f"{q.s_f * 1e3:.2f}", f"{q.translation * 1e3:.2f}",
                       f"{(rendered - start) * 1e3:.2f}", f"{(measured - rendered) * 1e3:.3f}")
         if k == 0 and args.png:
-            from ipcgrasp.viz.figures.caption import OUTSIDE_STUDY, caption_line
+            from ipcgrasp.viz.figures.caption import ONE_TRIAL, OUTSIDE_STUDY, caption_line
             from ipcgrasp.viz.quality import plot_image_quality
 
             plot_image_quality(silhouette, q, args.png, caption=caption_line(
                 f"{args.object} grasp {args.grasp}, trial 1" + (" (recorded pose)" if args.no_noise else ""),
-                OUTSIDE_STUDY, "1 grasp x 1 trial = 1 trial"))
+                OUTSIDE_STUDY, ONE_TRIAL))
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(table)
     predicted = np.mean(np.array(scores) >= SUCCESS_THRESHOLD)

@@ -25,3 +25,11 @@ def test_the_trajectory_legend_covers_no_panel_title_or_caption():
     assert not box.overlaps(fig._suptitle.get_window_extent(renderer))
     [caption] = [t for t in fig.texts if t.get_gid() == CAPTION_GID]
     assert not box.overlaps(caption.get_window_extent(renderer))
+
+
+def test_a_single_trial_caption_says_the_split_does_not_apply():
+    from ipcgrasp.viz.figures.caption import caption_of
+
+    line = caption_of(trajectory_figure(trajectory()))
+    assert line.startswith("Data: cube_3cm grasp 0") and "Split: not applicable (a single trial" in line
+    assert "N = 1 trial." in line and "none" not in line

@@ -15,7 +15,7 @@ from matplotlib.patches import Patch
 
 from ipcgrasp.documents import parse_json
 from ipcgrasp.io import write_bytes_atomic
-from ipcgrasp.viz.figures.caption import OUTSIDE_STUDY, add_caption, caption_line
+from ipcgrasp.viz.figures.caption import ONE_TRIAL, OUTSIDE_STUDY, add_caption, caption_line
 
 PHASE_COLOURS = {"settle": "#f2f2f2", "squeeze": "#fde9d9", "lift": "#e0ecf8", "hold": "#e5f5e0",
                  "shake": "#f2e5f7", "critical_mass": "#fff7d6"}
@@ -56,7 +56,7 @@ def caption_text(ds: xr.Dataset) -> str:
     setting += [f"{params[k]} {label}" for k, label in (("jaw", "jaw"), ("close_rule", "rule")) if k in params]
     trial = f", trial {a['trial']}" if "trial" in a else ""
     data = f"{a.get('object', 'object')} grasp {a.get('grasp', '?')}{trial}"
-    line = caption_line(data, a.get("split", OUTSIDE_STUDY), "1 grasp x 1 trial = 1 trial")
+    line = caption_line(data, a.get("split", OUTSIDE_STUDY), ONE_TRIAL)
     return f"{line} Seed {a.get('seed')}: {', '.join(setting)}; {outcome}. ipcgrasp {a.get('ipcgrasp_version', '?')}."
 
 
