@@ -80,7 +80,7 @@ def test_simulate_critical_mass_runs_the_ramp_and_shows_it(cube, monkeypatch, ca
 
     monkeypatch.setattr(ipcgrasp.grasp.simulate, "simulate_grasp", simulate_grasp)
     assert main(["simulate", "--data", cube[0], "--object", "cube_3cm", "--grasp", "3", "--trials", "3",
-                 "--critical-mass"]) == 0
+                 "--workers", "1", "--critical-mass"]) == 0
     assert all(p.critical_mass for p in calls)
     out = capsys.readouterr().out
     assert "critical mass [kg]" in out

@@ -93,7 +93,7 @@ def test_finger_stiffness_reaches_the_trials_and_is_checked(data_dir, capsys, fa
 def test_simulate_runs_the_trials_prints_the_table_and_writes_json_and_gif(data_dir, tmp_path, capsys,
                                                                           fake_simulator):
     out_json, out_gif = tmp_path / "trials.json", tmp_path / "anim" / "grasp3.gif"
-    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "4", "--E", "2e8",
+    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "4", "--workers", "1", "--E", "2e8",
             "--mu", "0.3", "--close-rule", "psi", "--jaw", "rectangular", "--seed", "7", "--json", str(out_json),
             "--render", str(out_gif), "--every", "1"]
     assert main(argv) == 0
@@ -150,10 +150,28 @@ def test_simulate_one_unperturbed_cube_grasp_end_to_end(data_dir, capsys):
 
 
 def test_the_gripper_and_its_pad_reach_every_trial(data_dir, capsys, fake_simulator):
-    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "2",
+    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "2", "--workers", "1",
             "--gripper", "robotiq_2f85", "--jaw", "rounded"]
     assert main(argv) == 0
     assert [(c["gripper"].name, c["gripper"].pad_kind, c["params"].jaw) for c in fake_simulator] == \
         [("robotiq_2f85", "rounded", "rounded")] * 2
     assert main(argv[:-4] + ["--gripper", "franka_hand"]) == 0  # its default pad
     assert {(c["gripper"].name, c["params"].jaw) for c in fake_simulator[2:]} == {("franka_hand", "rectangular")}
+
+
+def test_another_gripper_on_the_recorded_grasps_is_warned_about_and_marked_in_the_r_line(data_dir, capsys,
+                                                                                        fake_simulator):
+    """The REACH grasps were recorded with the YuMi: simulating the Franka hand on them warns that
+    its trials are not comparable with the physical robustness, and the R line says so too."""
+    argv = ["simulate", "--data", data_dir, "--object", "cube_3cm", "--grasp", "3", "--trials", "1"]
+    assert main(argv + ["--gripper", "franka_hand"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("ipcgrasp: warning:") == 1, captured.err
+    assert ("ipcgrasp: warning: the physical grasps of cube_3cm in" in captured.err
+            and "were recorded with the yumi, but --gripper is franka_hand" in captured.err
+            and "fix: --gripper yumi" in captured.err)
+    assert "(physical robustness 1.00 with the yumi, which recorded the grasp; not comparable with the franka_hand)" \
+        in captured.out
+    assert main(argv) == 0  # the recording gripper: no warning, and no PoseRoundingWarning either
+    captured = capsys.readouterr()
+    assert "warning" not in captured.err and "R = 1.00 (physical robustness 1.00)" in captured.out

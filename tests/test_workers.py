@@ -61,3 +61,24 @@ def test_a_block_that_raises_kills_the_workers_instead_of_waiting_for_them():
             raise KeyboardInterrupt
     assert time.monotonic() - started < 20
     assert len(workers) == 2 and not any(running(pid) for pid in workers)
+
+
+def test_simulate_and_generate_default_to_the_usable_cores(tmp_path, monkeypatch):
+    """One default for both commands' --workers: the cores this process may use (its affinity)."""
+    import os
+
+    from ipcgrasp.cli import _workers, build_parser
+    from ipcgrasp.workers import usable_cores
+
+    assert usable_cores() == len(os.sched_getaffinity(0))
+    parser = build_parser()
+    simulate = parser.parse_args(["simulate", "--object", "cube_3cm", "--grasp", "0"])
+    generate = parser.parse_args(["generate", "--mesh", "box.obj", "--mass", "0.05", "--n", "1",
+                                  "--out", str(tmp_path / "out")])
+    assert simulate.workers is None and generate.workers is None
+    monkeypatch.setattr("ipcgrasp.workers.usable_cores", lambda: 3)
+    assert _workers(simulate) == _workers(generate) == 3
+    assert _workers(parser.parse_args(["simulate", "--object", "cube_3cm", "--grasp", "0", "--workers", "1"])) == 1
+    for command in ("simulate", "generate"):
+        assert "default: the cores this process may use" in " ".join(
+            parser._subparsers._group_actions[0].choices[command].format_help().split())

@@ -32,20 +32,15 @@ def _cmd_data_fetch(args) -> int:
 
 
 def _cmd_data_import(args) -> int:
-    from ipcgrasp.data.own import REGISTRY_FILE, import_trials
+    from ipcgrasp.data.own import import_trials, study_command
+    from ipcgrasp.paths import REPO_ROOT
 
     manifest = import_trials(args.source, args.dest)
     for name, info in manifest["objects"].items():
         print(f"{name}: {info['grasps']} grasp(s) x {info['trials_per_grasp']} trial(s), {info['mass_kg'] * 1000:g} g, "
               f"{info['split']}")
-    from ipcgrasp.paths import REPO_ROOT
-
-    dest = Path(args.dest).resolve()
-    study = "./run.sh study --configfile config/own_data_example.yaml"
-    if dest != REPO_ROOT / "resources" / "own_data":  # the directory config/own_data_example.yaml names
-        study += f" --config data_dir={dest} registry={dest / REGISTRY_FILE}"
-    print(f"imported {args.source} ({manifest['gripper']}) into {dest} (REACH layout). The study on it, from the "
-          f"repository root:\n  {study}")
+    print(f"imported {args.source} ({manifest['gripper']}) into {args.dest} (REACH layout). The study on it, from the "
+          f"repository root:\n  {study_command(manifest, Path(args.dest), REPO_ROOT)}")
     return 0
 
 
@@ -78,6 +73,10 @@ def _cmd_grippers(args) -> int:
     for description in shipped_grippers().values():
         print(description.summary())
     return 0
+
+
+WORKERS_DEFAULT = "the cores this process may use"
+"""--workers' default in the help (`workers.usable_cores`), the same for simulate and generate."""
 
 
 def _gripper(args):
@@ -179,7 +178,22 @@ def _physical_grasp(args):
     if not 0 <= args.grasp < physical.n_grasps:
         raise ValueError(f"grasp index {args.grasp} out of range: {args.object} has {physical.n_grasps} "
                          f"physical grasps, valid indices 0..{physical.n_grasps - 1}")
+    _warn_other_gripper(args, data_dir)
     return GraspObject.from_file(mesh, mass, name=args.object), physical
+
+
+def _warn_other_gripper(args, data_dir) -> None:
+    """Warn when --gripper is not the gripper that recorded the physical grasps; args.other_gripper
+    is that warning then (for the R line), else None."""
+    import warnings
+
+    from ipcgrasp.data.own import other_gripper_warning
+    from ipcgrasp.grasp.description import load_description
+
+    warning = other_gripper_warning(data_dir, args.object, load_description(args.gripper).name)
+    args.other_gripper = warning
+    if warning:
+        warnings.warn(warning, stacklevel=2)
 
 
 def _noise(args) -> dict:
@@ -199,10 +213,9 @@ def _grasp_setup(args):
 
 
 def _trial_progress():
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from ipcgrasp.progress import trial_progress
 
-    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.fields[status]}"), TimeElapsedColumn())
+    return trial_progress()
 
 
 def _outcome(result) -> str:
@@ -288,7 +301,10 @@ def _report(args, trials, physical, params) -> float:
     console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or file gets the whole table
     console.print(table)
     physical_robustness = physical.robustness[args.grasp]
-    console.print(f"R = {simulated:.2f}" + (f" (physical robustness {physical_robustness:.2f})"
+    other = getattr(args, "other_gripper", None)
+    recorded = (f" with the {other.recorded}, which recorded the grasp; not comparable with the {other.simulated}"
+                if other else "")
+    console.print(f"R = {simulated:.2f}" + (f" (physical robustness {physical_robustness:.2f}{recorded})"
                                             if math.isfinite(physical_robustness) else ""), highlight=False)
     return simulated
 
@@ -351,6 +367,7 @@ def _cmd_simulate(args) -> int:
     _check_outputs(args, [(args.json, "--json"), *_render_outputs(args.render, "--render"),
                           (args.trajectory, "--trajectory"), *per_trial], _trial_inputs(args))
     obj, physical, params, gripper = _grasp_setup(args)
+    args.workers = min(_workers(args), args.trials)
     first = ("frames",) * (args.render is not None or args.vertices) + ("trajectory",) * (args.trajectory is not None)
     trials = _run_trials(obj, physical, args.grasp, params, args.trials, args.seed, args.workers,
                          record_first=first, record_all=("trajectory",) if args.trajectory_dir else (),
@@ -518,12 +535,12 @@ def _cmd_quality(args) -> int:
                       f"{np.degrees(q.s_a):.1f}", f"{q.s_f * 1e3:.2f}", f"{q.translation * 1e3:.2f}",
                       f"{(rendered - start) * 1e3:.2f}", f"{(measured - rendered) * 1e3:.3f}")
         if k == 0 and args.png:
-            from ipcgrasp.viz.figures.caption import OUTSIDE_STUDY, caption_line
+            from ipcgrasp.viz.figures.caption import ONE_TRIAL, OUTSIDE_STUDY, caption_line
             from ipcgrasp.viz.quality import plot_image_quality
 
             plot_image_quality(silhouette, q, args.png, caption=caption_line(
                 f"{args.object} grasp {args.grasp}, trial 1" + (" (recorded pose)" if args.no_noise else ""),
-                OUTSIDE_STUDY, "1 grasp x 1 trial = 1 trial"))
+                OUTSIDE_STUDY, ONE_TRIAL))
     console = Console(width=None if sys.stdout.isatty() else 160)
     console.print(table)
     predicted = np.mean(np.array(scores) >= SUCCESS_THRESHOLD)
@@ -626,9 +643,17 @@ def _generate_with_snakemake(args) -> int:
     return run_snakemake(out, command, REPO_ROOT)
 
 
+def _workers(args) -> int:
+    """--workers, else the usable cores (`workers.usable_cores`)."""
+    from ipcgrasp.workers import usable_cores
+
+    return args.workers or usable_cores()
+
+
 def _cmd_generate(args) -> int:
     from ipcgrasp.dataset.records import check_dataset_directory, record_files
 
+    args.workers = _workers(args)
     check_dataset_directory(args.out)
     try:
         if args.shard_size is not None:
@@ -657,8 +682,8 @@ def _generate(args) -> int:
         generation = generate_dataset(
             obj, args.out, args.n, params, n_trials=args.trials, seed=args.seed, workers=args.workers,
             images=not args.no_images, mesh=args.mesh, gripper=gripper,
-            on_start=lambda jobs: bar.update(task, description=f"{obj.name}: {jobs // args.trials} grasp(s) x "
-                                                               f"{args.trials} trial(s)", total=jobs, status=""),
+            on_start=lambda jobs: bar.reset(task, description=f"{obj.name}: {jobs // args.trials} grasp(s) x "
+                                                              f"{args.trials} trial(s)", total=jobs, status=""),
             on_trial=lambda i, result: bar.update(task, advance=1, status=f"grasp {i}: {_outcome(result)}"))
     sampling, records = generation.sampling, generation.records
     if len(sampling.candidates) < args.n:
@@ -811,8 +836,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trial_arguments(simulate, object_required=False)
     _add_mesh_arguments(simulate)
     simulate.add_argument("--trials", type=_positive_int, default=5, help="number of trials (default: %(default)s)")
-    simulate.add_argument("--workers", type=_positive_int, default=1,
-                          help="processes running trials in parallel (default: %(default)s)")
+    simulate.add_argument("--workers", type=_positive_int, default=None,
+                          help=f"processes running trials in parallel (default: {WORKERS_DEFAULT}, at most --trials)")
     simulate.add_argument("--render", metavar="OUT.gif", type=_output(*RENDER_SUFFIXES),
                           help="render the first trial: animated GIF plus OUT_first.png and OUT_final.png "
                                "(a .png path: first and final frame side by side)")
@@ -926,8 +951,9 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--name", help="object name in the records (default: the mesh file name)")
     generate.add_argument("--trials", type=_positive_int, default=5,
                           help="perturbed trials per grasp (default: %(default)s)")
-    generate.add_argument("--workers", type=_positive_int, default=2,
-                          help="processes running trials in parallel (default: %(default)s)")
+    generate.add_argument("--workers", type=_positive_int, default=None,
+                          help=f"processes running trials in parallel, or with --shard-size Snakemake's local "
+                               f"cores (default: {WORKERS_DEFAULT})")
     generate.add_argument("--E", type=float, default=defaults.E,
                           help="pad Young's modulus in Pa (default: %(default)g)")
     generate.add_argument("--mu", type=float, default=defaults.mu,

@@ -26,10 +26,18 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["process_pool"]
+__all__ = ["process_pool", "usable_cores"]
 
 _PR_SET_PDEATHSIG = 1
 """prctl option: the signal the calling process gets when its parent exits (linux/prctl.h)."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. a SLURM or container limit; else
+    the machine's): the default number of worker processes of `simulate` and `generate`."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _set_parent_death_signal(signum: int) -> bool:

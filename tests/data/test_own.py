@@ -290,3 +290,61 @@ def test_the_study_refuses_a_gripper_other_than_the_one_the_trials_were_recorded
     with pytest.raises(ConfigError, match=r"recorded with 'franka_hand'.*fix: set gripper: franka_hand"):
         check_data_gripper({"gripper": "yumi"}, dest)
     check_data_gripper({"gripper": "yumi"}, resolve_data_dir())  # REACH data: no manifest, nothing to check
+
+
+def test_a_gripper_description_file_is_imported_as_simulate_and_the_study_take_it(own_trials, tmp_path, capsys):
+    """A trial's gripper may be a description file (relative to the trials file), as `simulate
+    --gripper FILE` and the study's `gripper: FILE` take it; the manifest keeps its name and path,
+    the printed study command sets it, and the study's check accepts that file."""
+    import shlex
+
+    from ipcgrasp.grasp.description import load_description
+    from ipcgrasp.study.config import ConfigError, check_data_gripper
+
+    source, doc = own_trials(tmp_path / "lab")
+    description = (Path(str(shipped_grippers()["franka_hand"].path))).read_text().replace("name: franka_hand",
+                                                                                           "name: lab_hand")
+    (tmp_path / "lab" / "grippers").mkdir()
+    (tmp_path / "lab" / "grippers" / "lab_hand.yaml").write_text(description)
+    for trial in doc["trials"]:
+        trial["gripper"] = "grippers/lab_hand.yaml"
+    source.write_text(json.dumps(doc))
+    dest = tmp_path / "own"
+    assert main(["data", "import", str(source), str(dest)]) == 0
+    out = capsys.readouterr().out
+    gripper_file = str((tmp_path / "lab" / "grippers" / "lab_hand.yaml").resolve())
+    manifest = json.loads((dest / MANIFEST).read_text())
+    assert manifest["gripper"] == "lab_hand" and manifest["gripper_file"] == gripper_file
+    assert {r["gripper"] for r in json.loads((dest / "phys_grasps_json" / "box_3cm.json").read_text())} == {"lab_hand"}
+    assert load_description(gripper_file).name == "lab_hand"
+    command = shlex.split(out.splitlines()[-1])
+    assert f"gripper={gripper_file}" in command and "evaluation={models: []}" in command
+    check_data_gripper({"gripper": gripper_file}, dest)
+    with pytest.raises(ConfigError, match=rf"recorded with 'lab_hand'.*fix: set gripper: {gripper_file}"):
+        check_data_gripper({"gripper": "franka_hand"}, dest)
+    from ipcgrasp.data.own import other_gripper_warning
+
+    assert other_gripper_warning(dest, "box_3cm", "lab_hand") is None
+    warning = other_gripper_warning(dest, "box_3cm", "yumi")  # what simulate --gripper yumi on this data warns
+    assert "recorded with the lab_hand, but --gripper is yumi" in str(warning)
+    assert f"fix: --gripper {gripper_file}," in str(warning)
+
+
+def test_a_gripper_file_that_does_not_load_is_a_problem_of_its_trial(own_trials, tmp_path):
+    source, doc = own_trials(tmp_path / "lab")
+    doc["trials"][2]["gripper"] = "grippers/missing.yaml"
+    source.write_text(json.dumps(doc))
+    with pytest.raises(OwnDataError, match=r"trials\[2\]\.gripper: .*missing\.yaml: no such gripper description file"):
+        import_trials(source, tmp_path / "own")
+
+
+def test_the_printed_study_command_names_only_what_differs_from_own_data_example(tmp_path):
+    from ipcgrasp.data.own import study_command
+
+    repo = tmp_path / "repo"
+    plain = "./run.sh study --configfile config/own_data_example.yaml"
+    assert study_command({"gripper": "yumi"}, repo / "resources" / "own_data", repo) == plain
+    assert study_command({"gripper": "yumi"}, tmp_path / "my data", repo) == (
+        f"{plain} --config 'data_dir={tmp_path}/my data' 'registry={tmp_path}/my data/objects.yaml'")
+    assert study_command({"gripper": "franka_hand"}, repo / "resources" / "own_data", repo) == (
+        f"{plain} --config gripper=franka_hand 'evaluation={{models: []}}'")

@@ -260,3 +260,27 @@ def test_rounded_rotations_within_tolerance_are_accepted(copy_dir):
     write(records)
     loaded = load_physical_grasps(root, "cube_3cm")
     assert loaded.results.sum() == 101
+
+
+def test_the_known_rounding_of_the_reach_file_is_repaired_without_a_warning(data_dir, recwarn):
+    """The REACH file's rotations are stored to two decimals (docs/data.md); the loader repairs
+    them silently, so commands on the bundled data print no PoseRoundingWarning."""
+    from ipcgrasp.grasp.pose import PoseRoundingWarning, orthonormality_error
+
+    loaded = load_physical_grasps(data_dir, "cube_3cm")
+    assert not [w for w in recwarn if issubclass(w.category, PoseRoundingWarning)]
+    assert max(orthonormality_error(pose[:3, :3]) for pose in loaded.object_poses) < 1e-12
+
+
+def test_other_rounded_rotations_are_warned_about_once_per_file(copy_dir):
+    """A file of unknown origin with rounded rotations (here the REACH records, written anew)
+    gets one PoseRoundingWarning naming the file and the number of poses."""
+    from ipcgrasp.grasp.pose import PoseRoundingWarning
+
+    root, records, write = copy_dir
+    path = write(records[:-5])
+    with pytest.warns(PoseRoundingWarning) as caught:
+        load_physical_grasps(root, "cube_3cm")
+    rounding = [w for w in caught if issubclass(w.category, PoseRoundingWarning)]
+    assert len(rounding) == 1 and str(path) in str(rounding[0].message)
+    assert "pose rotations rounded" in str(rounding[0].message)

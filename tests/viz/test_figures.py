@@ -232,7 +232,7 @@ def figure_cases(grid, evaluation, sweeps):
         ("baseline_sensitivity", figures.sweep_figure(sweeps), TRAINING, "8 grasps x 5 trials = 40 trials per setting",
          []),
         ("runtime", figures.runtime_figure(resolution(), trials), ALL, "1685 trials over 41 settings", []),
-        ("trajectory", trajectory_figure(trajectory()), OUTSIDE_STUDY, "1 grasp x 1 trial = 1 trial", []),
+        ("trajectory", trajectory_figure(trajectory()), OUTSIDE_STUDY, "1 trial", []),
     ]
 
 
@@ -312,7 +312,7 @@ def test_the_image_space_picture_carries_the_caption_line_it_is_given():
     mesh = trimesh.load(load_object(data, "cube_3cm")[0], force="mesh")
     grasps = load_physical_grasps(data, "cube_3cm")
     silhouette = render_silhouette(mesh, grasps.grasp_poses[2], 1e-3, object_pose=grasps.object_poses[2])
-    line = caption_line("cube_3cm grasp 2, trial 1", OUTSIDE_STUDY, "1 grasp x 1 trial = 1 trial")
+    line = caption_line("cube_3cm grasp 2, trial 1", OUTSIDE_STUDY, "1 trial")
     fig = image_quality_figure(silhouette, grasp_quality(silhouette), line)
     assert caption_of(fig) == line and caption_parts(fig)[1] == OUTSIDE_STUDY
     assert fig.axes[0].get_xlabel() == "closing direction [mm]"

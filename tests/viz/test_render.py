@@ -245,3 +245,27 @@ def test_elevation_moves_the_camera_up():
     ground = [((np.ptp(im.astype(int), axis=2) < 8) & (im[..., 0] > 150) & (im[..., 0] < 235)).mean()
               for im in (low, high)]
     assert ground[1] > ground[0] + 0.2  # looking down, the ground fills more of the picture
+
+
+def test_contacts_behind_a_jaw_are_not_drawn_through_it():
+    """Looking along the closing direction from pad 0's side, pad 1's contact lies behind pad 0:
+    its dot is left out (the legend counts it) and pad 0's own contact, seen through its own pad,
+    is drawn."""
+    from ipcgrasp.viz.render import _canvas
+
+    frame, faces = _scene()
+    bounds = (np.array([-0.04, -0.04, 0.0]), np.array([0.04, 0.04, 0.04]))
+    contacts = np.array([[0.0, -0.015, 0.015], [0.0, 0.015, 0.015]])
+    canvas = _canvas([frame], faces, -90.0, 10.0, (300, 300), 100, bounds)
+    canvas.shade(frame, faces)
+    assert canvas._hidden_contacts(frame, contacts).tolist() == [False, True]
+    side = _canvas([frame], faces, -30.0, 30.0, (300, 300), 100, bounds)  # both in sight past the cube's edge
+    side.shade(frame, faces)
+    assert side._hidden_contacts(frame, contacts).tolist() == [False, False]
+    canvas.draw(dict(frame, contacts=contacts), faces, "")
+    [dots] = [a for a in canvas.overlays if hasattr(a, "get_offsets")]
+    assert len(dots.get_offsets()) == 1
+    assert any("1 contact(s) behind a jaw, not drawn" in getattr(a, "get_text", lambda: "")()
+               for a in canvas.overlays)
+    only_hidden = canvas.draw(dict(frame, contacts=contacts[1:]), faces, "")  # nothing left to draw: no error
+    assert only_hidden.shape == (300, 300, 3)

@@ -52,3 +52,23 @@ def test_the_whole_study_runs_on_imported_own_trials(own_trials, tmp_path, capsy
               f"success {held_out.success.values.astype(int).ravel().tolist()} vs physical "
               f"{held_out.physical_success.values.astype(int).tolist()}\n"
               + table[["success_rate", "paper_f1", "f1", "mae", "mcc"]].to_string())
+
+
+def test_the_study_command_the_import_prints_plans_for_another_gripper(own_trials, tmp_path, capsys):
+    """For trials recorded with the Franka hand the printed command sets `gripper` and
+    `evaluation={models: []}` (the baselines model the YuMi's pads only); snakemake accepts it
+    (a dry run parses the workflow, which checks the config against the import's gripper)."""
+    import shlex
+
+    from .conftest import dry_run
+
+    source, doc = own_trials(tmp_path / "lab")
+    for trial in doc["trials"]:
+        trial["gripper"] = "franka_hand"
+    source.write_text(json.dumps(doc))
+    assert main(["data", "import", str(source), str(tmp_path / "own")]) == 0
+    command = shlex.split(capsys.readouterr().out.splitlines()[-1])
+    assert command[:2] == ["./run.sh", "study"] and "gripper=franka_hand" in command
+    result = dry_run(*command[2:])
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "evaluation_simulation" in result.stdout

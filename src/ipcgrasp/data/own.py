@@ -49,7 +49,14 @@ from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
 from ipcgrasp.data.registry import SPLITS
 from ipcgrasp.documents import DocumentError, load_json, parse_json
 from ipcgrasp.geometry.mesh import MeshError, load_object_mesh
-from ipcgrasp.grasp.description import shipped_grippers, widest_tooltip_frames
+from ipcgrasp.grasp.description import (
+    DEFAULT_GRIPPER,
+    GripperDescription,
+    GripperDescriptionError,
+    load_description,
+    shipped_grippers,
+    widest_tooltip_frames,
+)
 from ipcgrasp.grasp.object import DENSITY_RANGE, GraspObject
 from ipcgrasp.grasp.pose import PoseError, PoseRoundingWarning, rigid_pose
 from ipcgrasp.io import write_bytes_atomic, write_json_atomic
@@ -64,7 +71,11 @@ __all__ = [
     "TrialsFile",
     "import_trials",
     "known_grippers",
+    "OtherGripperWarning",
+    "other_gripper_warning",
     "recorded_gripper",
+    "recorded_with",
+    "study_command",
     "read_trials",
 ]
 
@@ -103,12 +114,80 @@ def known_grippers() -> tuple[str, ...]:
 
 def recorded_gripper(data_dir: Path) -> str | None:
     """The gripper the physical trials of `data_dir` were recorded with, when `ipcgrasp data import`
-    wrote it (its manifest's `gripper`), else None (e.g. the REACH data)."""
+    wrote it (its manifest's `gripper`: the description's name), else None (e.g. the REACH data)."""
+    recorded = _manifest_of(data_dir)
+    return recorded.get("gripper") if recorded else None
+
+
+def recorded_gripper_setting(data_dir: Path) -> str | None:
+    """What `--gripper` or the study's `gripper:` takes for the gripper the trials of `data_dir`
+    were recorded with: the description file an import read (its manifest's `gripper_file`), or
+    the shipped name; None without a manifest."""
+    recorded = _manifest_of(data_dir)
+    return (recorded.get("gripper_file") or recorded.get("gripper")) if recorded else None
+
+
+REACH_GRIPPER = "yumi"
+"""The gripper the REACH physical grasps were recorded with (docs/data.md, "Gripper")."""
+
+
+class OtherGripperWarning(UserWarning):
+    """A trial command simulates a gripper other than the one that recorded the physical grasps
+    it starts from: `recorded` and `simulated` are the two descriptions' names."""
+
+    def __init__(self, object_name: str, data_dir, recorded: str, simulated: str, setting: str):
+        super().__init__(
+            f"the physical grasps of {object_name} in {data_dir} were recorded with the {recorded}, but --gripper is "
+            f"{simulated}: each trial places the {simulated} at the {recorded}'s gripper pose (another gripper "
+            f"frame and fingers, docs/grippers.md), so its outcome and R are not comparable with the physical "
+            f"robustness, which is the {recorded}'s; fix: --gripper {setting}, or give the {simulated}'s own grasp "
+            "poses (simulate --mesh FILE --mass KG --pose FILE.json, docs/simulate_mesh.md)")
+        self.recorded, self.simulated = recorded, simulated
+
+
+def recorded_with(data_dir: Path) -> tuple[str, str]:
+    """(name, setting) of the gripper that recorded the physical grasps of a REACH-layout
+    `data_dir`: an import's gripper (its manifest; the setting is the description file it read,
+    or the name), else the REACH data's YuMi."""
+    name = recorded_gripper(data_dir)
+    return (name, recorded_gripper_setting(data_dir)) if name else (REACH_GRIPPER, REACH_GRIPPER)
+
+
+def other_gripper_warning(data_dir: Path, object_name: str, simulated: str) -> OtherGripperWarning | None:
+    """The warning for simulating the gripper named `simulated` on the physical grasps of
+    `object_name` in `data_dir` when another gripper recorded them (`recorded_with`); else None."""
+    recorded, setting = recorded_with(data_dir)
+    if recorded == simulated:
+        return None
+    return OtherGripperWarning(object_name, data_dir, recorded, simulated, setting)
+
+
+def _manifest_of(data_dir: Path) -> dict | None:
     manifest = Path(data_dir) / MANIFEST
     if not manifest.is_file():
         return None
     recorded = load_json(manifest)
-    return recorded.get("gripper") if isinstance(recorded, dict) else None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def study_command(manifest: dict, dest: Path, repo_root: Path) -> str:
+    """The `./run.sh study` command line, run from `repo_root`, for the data an import wrote into
+    `dest` (its `manifest`): config/own_data_example.yaml, with --config naming `dest` unless it is
+    the directory that file names (resources/own_data), and for a gripper other than the YuMi its
+    `gripper` and `evaluation={models: []}` (the baselines model the YuMi's pads only:
+    `study.config.check_config`)."""
+    import shlex
+
+    dest = Path(dest).resolve()
+    settings = []
+    if dest != Path(repo_root).resolve() / "resources" / "own_data":  # the directory own_data_example.yaml names
+        settings += [f"data_dir={dest}", f"registry={dest / REGISTRY_FILE}"]
+    if manifest["gripper"] != DEFAULT_GRIPPER or manifest.get("gripper_file"):
+        settings += [f"gripper={manifest.get('gripper_file') or manifest['gripper']}"]
+    if manifest["gripper"] != DEFAULT_GRIPPER:
+        settings += ["evaluation={models: []}"]
+    command = "./run.sh study --configfile config/own_data_example.yaml"
+    return command + (" --config " + " ".join(shlex.quote(s) for s in settings) if settings else "")
 
 
 class OwnDataError(ValueError):
@@ -122,8 +201,9 @@ class OwnDataError(ValueError):
 @dataclass(frozen=True, eq=False)
 class ImportedObject:
     """One object of a trials file, checked: the validated `mesh` (trimesh, m), `mass` (kg),
-    `split`, and per grasp (in order of first appearance) its id, object pose, gripper pose
-    (4x4, m) and trial results (G, T) booleans."""
+    `split`, the `gripper` its trials name (a shipped name or a description file's resolved
+    path) and that description's `gripper_name`, and per grasp (in order of first appearance)
+    its id, object pose, gripper pose (4x4, m) and trial results (G, T) booleans."""
 
     name: str
     mesh_file: Path
@@ -131,6 +211,7 @@ class ImportedObject:
     mass: float
     split: str
     gripper: str
+    gripper_name: str
     grasp_ids: list
     object_poses: np.ndarray
     gripper_poses: np.ndarray
@@ -192,7 +273,7 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
     if not isinstance(trials, list) or not trials:
         problems.add("field 'trials'", "expected a non-empty list of trials", "list one entry per physical trial")
         trials = []
-    grouped, tainted = _check_trials(trials, objects, problems)
+    grouped, tainted = _check_trials(trials, objects, problems, path.parent)
     checked = {}
     for name, fields in objects.items():
         if fields is None or name in tainted:  # its own problems are reported; no follow-on ones
@@ -212,8 +293,9 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
             problems.add(f"objects.{name}", f"its trials use several grippers {sorted(grippers)}",
                          "import the trials of each gripper from a file of their own")
             continue
+        description = next(iter(grasps.values()))["description"]
         checked[name] = ImportedObject(
-            name, fields["mesh_file"], fields["mesh"], fields["mass"], fields["split"], grippers.pop(),
+            name, fields["mesh_file"], fields["mesh"], fields["mass"], fields["split"], grippers.pop(), description.name,
             list(grasps), np.array([g["object_pose"] for g in grasps.values()]),
             np.array([g["gripper_pose"] for g in grasps.values()]),
             np.array([g["results"] for g in grasps.values()], dtype=bool))
@@ -316,10 +398,11 @@ def _problem_and_fix(exc: Exception, default_fix: str) -> tuple[str, str]:
     return problem, fix or default_fix
 
 
-def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dict, set]:
+def _check_trials(trials: list, objects: dict, problems: _Problems, base: Path) -> tuple[dict, set]:
     """(object -> grasp id -> {object_pose, gripper_pose, gripper, results, first}, names of the
-    objects with a trial that has a problem); each trial checked."""
-    grippers = shipped_grippers()
+    objects with a trial that has a problem); each trial checked. A trial's `gripper` is a
+    shipped name or a description file, relative to `base` (the trials file's folder)."""
+    grippers: dict = {}  # the trial's gripper value -> (key, description), or None when refused
     grouped: dict[str, dict] = {}
     tainted: set = set()
     first_id_of_type: dict[type, tuple[int, object]] = {}
@@ -347,10 +430,8 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
             ok = False
         else:
             first_id_of_type.setdefault(type(grasp), (index, grasp))
-        if not isinstance(trial["gripper"], str) or trial["gripper"] not in grippers:
-            problems.add(f"{where}.gripper", f"unknown gripper {trial['gripper']!r}",
-                         f"use one of the grippers ipcgrasp simulates: {', '.join(grippers)}")
-            ok = False
+        gripper = _gripper_of(trial["gripper"], base, grippers, f"{where}.gripper", problems)
+        ok = ok and gripper is not None
         success = trial["success"]
         if success not in (0, 1) or isinstance(success, float):
             problems.add(f"{where}.success", f"must be 0 or 1 (or false / true), got {success!r}",
@@ -369,14 +450,14 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
                 ok = False
         ok = ok and all(_in_metres(poses[field], f"{where}.{field}", problems) for field in poses)
         if ok and objects.get(name) is not None:
-            ok = _within_reach(poses, grippers[trial["gripper"]].data, objects[name]["mesh"], where, problems)
+            ok = _within_reach(poses, gripper[1].data, objects[name]["mesh"], where, problems)
         if not ok or objects.get(name) is None:
             if isinstance(name, str):
                 tainted.add(name)
             continue
         grasps = grouped.setdefault(name, {})
         if grasp not in grasps:
-            grasps[grasp] = {**poses, "gripper": trial["gripper"], "results": [], "first": index}
+            grasps[grasp] = {**poses, "gripper": gripper[0], "description": gripper[1], "results": [], "first": index}
         entry = grasps[grasp]
         for field in ("object_pose", "gripper_pose"):
             if np.abs(poses[field] - entry[field]).max() > SAME_POSE_TOLERANCE:
@@ -389,6 +470,32 @@ def _check_trials(trials: list, objects: dict, problems: _Problems) -> tuple[dic
         problems.add("trials", f"the grasp ids mix integers and strings ({firsts}): 5 and \"5\" would be two grasps",
                      "give every grasp id the same type: all integers or all strings")
     return grouped, tainted
+
+
+def _gripper_of(value, base: Path, seen: dict, where: str, problems: _Problems):
+    """(key, GripperDescription) of a trial's `gripper`: a shipped name (key: the name) or the path
+    of a description file (docs/grippers.md), relative to `base` or absolute (key: the resolved
+    path); None, with a problem, for anything else. `seen` caches each value's answer."""
+    if isinstance(value, str) and value in seen:
+        return seen[value]
+    shipped = shipped_grippers()
+    found = None
+    if isinstance(value, str) and value in shipped:
+        found = (value, shipped[value])
+    elif isinstance(value, str) and (value.endswith((".yaml", ".yml")) or "/" in value or os.sep in value):
+        path = Path(value).expanduser()
+        path = (path if path.is_absolute() else base / path).resolve()
+        try:
+            found = (str(path), load_description(path))
+        except GripperDescriptionError as exc:
+            problems.add(where, *_problem_and_fix(exc, "give a gripper description file (docs/grippers.md)"))
+    else:
+        problems.add(where, f"unknown gripper {value!r}",
+                     f"use one of the grippers ipcgrasp simulates: {', '.join(shipped)}, or the path of a gripper "
+                     "description file (docs/grippers.md), relative to the trials file")
+    if isinstance(value, str):
+        seen[value] = found
+    return found
 
 
 def _in_metres(pose: np.ndarray, where: str, problems: _Problems) -> bool:
@@ -446,8 +553,10 @@ def import_trials(source: str | os.PathLike, dest: str | os.PathLike) -> dict:
     if foreign:
         raise OwnDataError(f"{dest}: {', '.join(foreign)} already exist(s) and no earlier import made them; fix: "
                            "import into a new directory (the import never overwrites files it did not create)")
+    gripper = next(iter(trials.objects.values()))  # one gripper per file
     manifest = {"format": FORMAT, "version": VERSION, "ipcgrasp_version": __version__,
-                "source": str(trials.path.resolve()), "source_sha256": trials.sha256, "gripper": trials.grippers[0],
+                "source": str(trials.path.resolve()), "source_sha256": trials.sha256, "gripper": gripper.gripper_name,
+                **({"gripper_file": gripper.gripper} if gripper.gripper not in shipped_grippers() else {}),
                 "objects": {name: {"mass_kg": o.mass, "split": o.split, "grasps": len(o.grasp_ids),
                                    "trials_per_grasp": int(o.results.shape[1]),
                                    "grasp_ids": o.grasp_ids, "mesh_source": str(o.mesh_file.resolve())}
@@ -514,7 +623,7 @@ def _reach_records(obj: ImportedObject) -> list[dict]:
         for k, result in enumerate(obj.results[g]):
             records.append({"obj": obj.name, "attempt": g, "trial": k, "grasp": obj.gripper_poses[g].tolist(),
                             "pose": obj.object_poses[g].tolist(), "stable_pose": 0, "result": bool(result),
-                            "gripper": obj.gripper, "grasp_id": obj.grasp_ids[g]})
+                            "gripper": obj.gripper_name, "grasp_id": obj.grasp_ids[g]})
     return records
 
 

@@ -25,6 +25,15 @@ GRASP_DIR = "phys_grasps_json"
 # the trials of one grasp must repeat its poses; the bundled data repeats them exactly
 SAME_POSE_TOLERANCE = 1e-9
 REQUIRED_FIELDS = ("obj", "grasp", "pose", "stable_pose", "attempt", "trial", "result")
+KNOWN_ROUNDING = {
+    "128a568fae407493d0aa0b856729d68f62c492c8dfd9576b0a2d938feb4889ce":
+        "phys_grasps_json/cube_3cm.json of the REACH archive (`ipcgrasp data fetch`)",
+}
+"""SHA-256 of the physical grasp files whose rotation rounding is known and documented
+(docs/data.md: the REACH object rotations are stored to two decimals, max |R^T R - I| = 0.0100):
+their poses are re-orthonormalised without a PoseRoundingWarning, which would otherwise repeat
+the same known fact in every command and study job. Any other file with rounded rotations gets
+the warning, once per file read."""
 
 
 class DataFormatError(ValueError):
@@ -161,7 +170,8 @@ def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> Physi
     Records are grouped by `attempt` (grasp index 0..G-1) and `trial` (0..T-1); every grasp must
     have the same T trials exactly once, and its trials must share `grasp`, `pose` and
     `stable_pose`. Poses are checked by `grasp.pose.rigid_pose`: rounded rotations (the file's
-    object rotations, to 0.01) are replaced by the nearest rotation, with one warning per file.
+    object rotations, to 0.01) are replaced by the nearest rotation, with one warning per file
+    unless the file is one whose rounding is known (KNOWN_ROUNDING).
     """
     path = physical_grasps_path(data_dir, object_name)
     try:
@@ -176,7 +186,7 @@ def load_physical_grasps(data_dir: str | os.PathLike, object_name: str) -> Physi
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PoseRoundingWarning)
         by_attempt = _records_by_attempt(path, records, object_name)
-    _summarise_rounded_poses(path, caught)
+    _summarise_rounded_poses(path, caught, known=lambda: sha256_of_file(path) in KNOWN_ROUNDING)
     n_grasps = len(by_attempt)
     if sorted(by_attempt) != list(range(n_grasps)):
         missing = sorted(set(range(max(by_attempt) + 1)) - set(by_attempt))
@@ -234,12 +244,19 @@ def _records_by_attempt(path: Path, records: list, object_name: str) -> dict:
     return by_attempt
 
 
-def _summarise_rounded_poses(path: Path, caught: list) -> None:
-    """One warning for the file's re-orthonormalised poses; other caught warnings re-issued."""
+def sha256_of_file(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _summarise_rounded_poses(path: Path, caught: list, known) -> None:
+    """One warning for the file's re-orthonormalised poses, none when `known()` (its rounding is
+    in KNOWN_ROUNDING); other caught warnings re-issued."""
     rounded = [w for w in caught if issubclass(w.category, PoseRoundingWarning)]
     for w in caught:
         if w not in rounded:
             warnings.warn(w.message, w.category, stacklevel=3)
-    if rounded:
+    if rounded and not known():
         worst = max(w.message.error for w in rounded)
         warnings.warn(PoseRoundingWarning(str(path), worst, len(rounded)), stacklevel=3)

@@ -62,7 +62,7 @@ def check_data_gripper(config: Mapping, data_dir) -> None:
     that gripper's physical outcomes with a simulation of a different one."""
     from pathlib import Path
 
-    from ipcgrasp.data.own import recorded_gripper
+    from ipcgrasp.data.own import recorded_gripper, recorded_gripper_setting
 
     recorded = recorded_gripper(Path(data_dir))
     if recorded is None:
@@ -70,7 +70,8 @@ def check_data_gripper(config: Mapping, data_dir) -> None:
     name = load_description(config.get("gripper", DEFAULT_GRIPPER)).name
     if name != recorded:
         raise ConfigError(f"config gripper = {name!r}, but the physical trials in {data_dir} were recorded with "
-                          f"{recorded!r} (its ipcgrasp_import.json); fix: set gripper: {recorded}")
+                          f"{recorded!r} (its ipcgrasp_import.json); fix: set gripper: "
+                          f"{recorded_gripper_setting(Path(data_dir))}")
 
 
 def _numbers(value, path: str) -> Iterator[tuple[str, float]]:

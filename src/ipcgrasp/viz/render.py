@@ -8,8 +8,10 @@ the colour bar are drawn over the picture with matplotlib (Agg).
 
 A frame is what `GraspResult.frames` holds: {"time": s, body name: (n, 3) world vertices in m};
 `faces` maps body name -> (F, 3) vertex indices of its surface triangles. A frame may also carry
-- "contacts": (K, 3) world points in m where bodies touch, drawn as dots (over the bodies: a
-  contact lies between two touching surfaces, so no line of sight reaches it);
+- "contacts": (K, 3) world points in m where bodies touch, drawn as dots over the object and the
+  contact's own pad (a contact lies between two touching surfaces, so no line of sight reaches
+  it), but not where another body, a backing plate or finger or the other pad, stands between it
+  and the camera: those are counted in the picture's legend instead;
 - "contact_forces": (K, 3) N, the force at each of those points, drawn as arrows from it (one
   length per newton for every frame of a picture, given in the picture);
 - "face_values": {body name: (F,) J/m^3}, one value per surface triangle of `faces[body]` (e.g.
@@ -48,6 +50,7 @@ SHADOW = (0.2, 0.2, 0.2, 0.35)  # RGB and opacity of the shadows under a light s
 GROUND_TILE = 0.01  # m, edge of one ground tile: a 1 cm scale in every picture
 CONTACT_COLOUR = (0.85, 0.1, 0.1)
 FORCE_COLOUR = (0.75, 0.0, 0.45)
+CONTACT_DEPTH = 1e-4  # m: a body hit this much nearer the camera than a contact stands in front of it
 FORCE_LENGTH = 0.25  # the largest contact force of a picture is drawn this fraction of the scene's extent long
 VALUE_COLOURMAP = "viridis"
 VALUE_LABEL = "strain-energy density [J/m$^3$]"
@@ -203,6 +206,7 @@ class _Canvas:
             colour_bar.set_label(VALUE_LABEL, fontsize=8)
             colour_bar.ax.tick_params(labelsize=7)
         self.overlays = []
+        self.scene, self.owners = None, np.array([], dtype=object)
 
     def _face_colours(self, frame: dict, name: str, triangles: np.ndarray) -> np.ndarray:
         values = frame.get("face_values", {}).get(name)
@@ -222,8 +226,11 @@ class _Canvas:
             tri = np.asarray(frame[name], dtype=np.float64)[np.asarray(faces[name])]
             triangles.append(tri)
             colours.append(self._face_colours(frame, name, tri))
+        # the body of each triangle, for the contacts' visibility (`_hidden_contacts`)
+        self.owners = np.repeat(np.array(_bodies(frame, faces), dtype=object), [len(t) for t in triangles])
         triangles, colours = np.concatenate(triangles), np.concatenate(colours)
         scene = RayScene(np.concatenate([triangles, self.ground]))
+        self.scene = scene
         index, distance = scene.first_hits(self.origins, self.directions)
         # a colour per hit triangle, then the ground's two triangles, then the background for no hit
         table = np.vstack([colours, np.zeros((len(self.ground), 3)), BACKGROUND]).astype(np.float32)
@@ -242,22 +249,45 @@ class _Canvas:
         image = image.reshape(*self.sub_shape, 3)
         return sum(image[i::s, j::s] for i in range(s) for j in range(s)) / (s * s)
 
+    def _hidden_contacts(self, frame: dict, contacts: np.ndarray) -> np.ndarray:
+        """Per contact, True when the first body along its line of sight is neither the object nor
+        the contact's own pad (the pad nearest to it): a backing plate or finger, its own jaw's
+        seen from behind or the other jaw's, or the other pad, stands in front of it."""
+        hidden = np.zeros(len(contacts), dtype=bool)
+        pads = [name for name in dict.fromkeys(self.owners) if _kind(name) == "pad"]
+        if self.scene is None or not pads:
+            return hidden
+        centres = np.array([np.asarray(frame[name], dtype=np.float64).mean(axis=0) for name in pads])
+        own = [pads[k] for k in np.argmin(np.linalg.norm(contacts[:, None] - centres, axis=2), axis=1)]
+        reach = 1.0  # m in front of each contact, beyond every body of a scene centimetres across
+        index, distance = self.scene.first_hits(contacts + reach * self.camera.towards, -self.camera.towards)
+        for k, (hit, pad) in enumerate(zip(index, own)):
+            if 0 <= hit < len(self.owners) and distance[k] < reach - CONTACT_DEPTH:
+                hidden[k] = self.owners[hit] not in ("object", pad)
+        return hidden
+
     def _draw_contacts(self, frame: dict):
         contacts = _points(frame, "contacts")
         if contacts is None or not len(contacts):
             return
-        at = self.camera.project(contacts)
         forces = _points(frame, "contact_forces", len(contacts))
-        if forces is not None and self.newton is not None:
+        hidden = self._hidden_contacts(frame, contacts)
+        contacts = contacts[~hidden]
+        forces = forces[~hidden] if forces is not None else None
+        at = self.camera.project(contacts)
+        if forces is not None and self.newton is not None and len(contacts):
             tips = self.camera.project(contacts + self.newton * forces) - at
             self.overlays.append(self.axes.quiver(at[:, 0], at[:, 1], tips[:, 0], tips[:, 1], angles="xy",
                                                   scale_units="xy", scale=1.0, color=FORCE_COLOUR, width=0.004,
                                                   zorder=3))
-        self.overlays.append(self.axes.scatter(at[:, 0], at[:, 1], s=14, color=CONTACT_COLOUR, edgecolors="white",
-                                               linewidths=0.6, zorder=4))
+        if len(contacts):
+            self.overlays.append(self.axes.scatter(at[:, 0], at[:, 1], s=14, color=CONTACT_COLOUR,
+                                                   edgecolors="white", linewidths=0.6, zorder=4))
         legend = "dots: contact points"
         if forces is not None and self.newton is not None:
             legend += f"; arrows: contact forces, 1 mm = {1e-3 / self.newton:.3g} N"
+        if hidden.any():
+            legend += f"; {int(hidden.sum())} contact(s) behind a jaw, not drawn"
         self.overlays.append(self.axes.text(0.01, 0.01, legend, transform=self.axes.transAxes, fontsize=7,
                                             ha="left", va="bottom"))
 

@@ -15,7 +15,7 @@ from matplotlib.patches import Patch
 
 from ipcgrasp.documents import parse_json
 from ipcgrasp.io import write_bytes_atomic
-from ipcgrasp.viz.figures.caption import OUTSIDE_STUDY, add_caption, caption_line
+from ipcgrasp.viz.figures.caption import ONE_TRIAL, OUTSIDE_STUDY, add_caption, caption_line
 
 PHASE_COLOURS = {"settle": "#f2f2f2", "squeeze": "#fde9d9", "lift": "#e0ecf8", "hold": "#e5f5e0",
                  "shake": "#f2e5f7", "critical_mass": "#fff7d6"}
@@ -56,7 +56,7 @@ def caption_text(ds: xr.Dataset) -> str:
     setting += [f"{params[k]} {label}" for k, label in (("jaw", "jaw"), ("close_rule", "rule")) if k in params]
     trial = f", trial {a['trial']}" if "trial" in a else ""
     data = f"{a.get('object', 'object')} grasp {a.get('grasp', '?')}{trial}"
-    line = caption_line(data, a.get("split", OUTSIDE_STUDY), "1 grasp x 1 trial = 1 trial")
+    line = caption_line(data, a.get("split", OUTSIDE_STUDY), ONE_TRIAL)
     return f"{line} Seed {a.get('seed')}: {', '.join(setting)}; {outcome}. ipcgrasp {a.get('ipcgrasp_version', '?')}."
 
 
@@ -94,7 +94,8 @@ def trajectory_figure(ds: xr.Dataset) -> Figure:
     handles += [Patch(color=PHASE_COLOURS.get(n, "#eeeeee"), label=n.replace("_", " ")) for n in seen]
     if np.isfinite(close):
         handles.append(Line2D([], [], color="0.3", linestyle="--", label="close rule fired"))
-    axes[0].legend(handles=handles, fontsize=7, ncol=3, loc="upper left")
+    # above the panels, not on them: inside the force panel it covered the force curves
+    axes[0].legend(handles=handles, fontsize=7, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     axes[0].set_xlim(time[0] - (time[1] - time[0] if len(time) > 1 else 0.0), time[-1])
     fig.suptitle("Grasp trial trajectory", fontsize=11)
     add_caption(fig, caption_text(ds))

@@ -25,9 +25,11 @@ TRAINING = "training grasps"
 HELD_OUT = "held-out grasps"
 ALL = "training and held-out grasps"
 NO_SPLIT = "none (no grasps)"
-OUTSIDE_STUDY = "none (a trial outside the study's split)"
+OUTSIDE_STUDY = "not applicable (a single trial, not a study's sample)"
 SPLITS = (TRAINING, HELD_OUT, ALL, NO_SPLIT, OUTSIDE_STUDY)
 """What a figure's data was drawn from, as the caption says it."""
+ONE_TRIAL = "1 trial"
+"""N of a picture of one trial (`ipcgrasp plot`, `quality --png`)."""
 STAGE_SPLITS = {"grid": TRAINING, "psi_sensitivity": TRAINING, "baselines": TRAINING, "evaluation": HELD_OUT}
 """The split a study cube's trials come from, by the cube's `stage` attribute."""
 
