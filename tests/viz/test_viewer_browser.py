@@ -8,7 +8,7 @@ Where Chromium is not installed the test skips and says why; with IPCGRASP_REQUI
 .ci/run, which installs it) it fails instead, so CI never skips it silently.
 
 Run as a script it takes the picture of docs/viewer.png from a recorded trajectory:
-    PYTHONPATH=src python tests/viz/test_viewer_browser.py TRAJECTORY.nc docs/viewer.png --step 40
+    PYTHONPATH=src python tests/viz/test_viewer_browser.py TRAJECTORY.nc docs/viewer.png --step 50
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ def _trajectory(steps: int = 3) -> xr.Dataset:
     return xr.Dataset(data, coords={"time": 0.02 * (1 + np.arange(steps))})
 
 
-@pytest.mark.slow  # Chromium's start and its first software-rendered picture: 5-10 s on 2 busy cores
+@pytest.mark.slow  # Chromium starts, then renders the first picture in software: more than a few seconds
 def test_the_viewer_opens_on_the_object_in_a_browser(tmp_path):
     executable = require_chromium()
     server = serve_trajectory(_trajectory(), port=0)
