@@ -1,5 +1,6 @@
 """`ipcgrasp view`'s server: it starts on localhost, serves the viewer page and sends the scene
-(every body's mesh) to a browser that connects, and stops; it refuses requests for another Host
+(every body's mesh, the contacts and their forces) to a browser that connects, plays and pauses,
+opens the camera on the object, and stops; it refuses requests for another Host
 and websocket handshakes from another Origin."""
 
 import base64
@@ -19,19 +20,26 @@ import zstandard
 from websockets.sync.client import connect
 
 from ipcgrasp.grasp.trajectory import PHASES
-from ipcgrasp.viz.viewer import RequestGuard, serve_trajectory
+from ipcgrasp.viz.viewer import FOV, RequestGuard, crease_split, frame_camera, serve_trajectory
 
 
-def _trajectory(steps=3):
-    """A small trajectory with vertex positions: a box rising between two plates."""
+def _trajectory(steps=3, where=(0.0, 0.0, 0.015)):
+    """A small trajectory with vertex positions: a box centred at `where` rising between two plates,
+    with one contact on each plate (none at the first step)."""
     box, plate = trimesh.creation.box(extents=(0.03,) * 3), trimesh.creation.box(extents=(0.016, 0.002, 0.02))
     lift = np.arange(steps)[:, None, None] * np.array([0.0, 0.0, 0.005])
+    points = np.array(where) + np.array([[0.0, -0.015, 0.0], [0.0, 0.015, 0.0]]) + lift
+    points[0] = np.nan
     data = {"phase": (("time",), np.array([0, 1, 2][:steps], dtype=np.int8),
                       {"flag_meanings": " ".join(PHASES)}),
             "pad_normal_force": (("time", "pad"), np.full((steps, 2), 20.0)),
-            "object_height": (("time",), lift[:, 0, 2])}
+            "object_height": (("time",), lift[:, 0, 2]),
+            "contact_point": (("time", "contact", "xyz"), points),
+            "contact_force": (("time", "contact", "xyz"),
+                              np.broadcast_to([[0.0, 20.0, 0.0], [0.0, -20.0, 0.0]], points.shape))}
     for name, mesh, shift in (("object", box, 0.0), ("pad0", plate, -0.016), ("pad1", plate, 0.016)):
-        data[f"vertices_{name}"] = (("time", f"{name}_vertex", "xyz"), mesh.vertices[None] + [0, shift, 0.015] + lift)
+        data[f"vertices_{name}"] = (("time", f"{name}_vertex", "xyz"),
+                                    mesh.vertices[None] + where + [0, shift, 0] + lift)
         data[f"faces_{name}"] = ((f"{name}_face", "corner"), mesh.faces)
     return xr.Dataset(data, coords={"time": 0.02 * (1 + np.arange(steps))})
 
@@ -50,20 +58,79 @@ def test_viewer_serves_the_page_and_the_scene_and_stops():
         url = f"127.0.0.1:{server.get_port()}"
         with urllib.request.urlopen(f"http://{url}/", timeout=10) as page:
             assert page.status == 200 and b"<html" in page.read().lower()
-        names = set()
+        names, expected = set(), {"/bodies/object", "/bodies/pad0", "/bodies/pad1", "/ground", "/contacts/points",
+                                  "/contacts/forces"}
         with connect(f"ws://{url}", subprotocols=[f"viser-v{viser.__version__}"], open_timeout=10) as ws:
             deadline = time.monotonic() + 10
-            while "/bodies/pad1" not in names and time.monotonic() < deadline:
+            while not expected <= names and time.monotonic() < deadline:
                 try:
                     frame = ws.recv(timeout=1)
                 except TimeoutError:
                     continue
                 names |= {m.get("name") for m in _messages(frame) if isinstance(m, dict)}
-        assert {"/bodies/object", "/bodies/pad0", "/bodies/pad1", "/ground"} <= names
+        assert expected <= names
     finally:
         server.stop()
     with pytest.raises(OSError):
         urllib.request.urlopen(f"http://{url}/", timeout=2)
+
+
+def test_the_viewer_steps_plays_and_pauses():
+    ds = _trajectory(steps=3)
+    with pytest.raises(ValueError, match="step must be from 0 to 2"):
+        serve_trajectory(ds, port=0, step=3)
+    server = serve_trajectory(ds, port=0, step=1)
+    try:
+        gui = {handle.label: handle for handle in server.gui._gui_input_handle_from_uuid.values()}
+        assert gui["step"].value == 1 and gui["play"].label == "play"
+        gui["speed"].value = "real time"
+
+        def click():
+            for callback in gui["play"]._impl.update_cb:
+                callback(None)
+
+        click()  # 0.04 s of trajectory left at real time
+        deadline = time.monotonic() + 10
+        while gui["play"].label == "pause" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert gui["step"].value == 2 and gui["play"].label == "play"
+        gui["speed"].value = "1/20 real time"
+        click()  # from the last step: from the start again, 0.8 s to the next step
+        assert gui["step"].value == 0 and gui["play"].label == "pause"
+        click()
+        assert gui["play"].label == "play"
+        time.sleep(1.0)
+        assert gui["step"].value == 0, "paused, yet the slider moved"
+    finally:
+        server.stop()
+
+
+def test_the_camera_opens_on_the_object():
+    where = np.array([0.39, 0.0, 0.015])
+    ds = _trajectory(where=tuple(where))
+    position, look_at = frame_camera(ds, ["object", "pad0", "pad1"])
+    np.testing.assert_allclose(look_at, where, atol=1e-9)
+    distance = np.linalg.norm(position - look_at)
+    radius = 0.5 * np.sqrt(3) * 0.03  # the box's bounding sphere
+    assert 1.5 * radius < distance * np.tan(np.radians(FOV) / 2) < 4 * radius  # the box fills part of the view
+    assert position[2] > look_at[2]  # from above the horizon
+    # looking across the closing direction (y): the camera is off the pads' line
+    offset = (position - look_at)[:2]
+    assert abs(offset[0]) > abs(offset[1])
+
+
+def test_crease_split_keeps_a_cube_faceted_and_a_sphere_smooth():
+    cube = trimesh.creation.box(extents=(0.03,) * 3)
+    source, faces = crease_split(cube.vertices, cube.faces)
+    assert len(source) == 24 and faces.shape == cube.faces.shape  # 4 vertices per side
+    np.testing.assert_array_equal(cube.vertices[source][faces], cube.vertices[cube.faces])
+    sphere = trimesh.creation.icosphere(subdivisions=3)
+    source, faces = crease_split(sphere.vertices, sphere.faces)
+    assert len(source) == len(sphere.vertices)
+    np.testing.assert_array_equal(sphere.vertices[source][faces], sphere.vertices[sphere.faces])
+    cylinder = trimesh.creation.cylinder(radius=0.01, height=0.02, sections=32)
+    source, _ = crease_split(cylinder.vertices, cylinder.faces)
+    assert len(source) == len(cylinder.vertices) + 2 * 32  # the rims split from the caps, the side smooth
 
 
 def test_viewer_needs_vertex_positions():
