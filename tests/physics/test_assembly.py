@@ -184,7 +184,7 @@ def test_culled_candidates_match_the_full_broad_phase():
         assert len(ref[0]) + len(ref[1]) > 0
         assert_same_candidates(sim._candidates(x0, x1, radius), ref)
     # motions within PAIR_CACHE_SLACK dhat of a reference reuse its pairs: the same sets
-    from ipcgrasp.engine.simulation import PAIR_CACHE_SLACK
+    from ipcgrasp.engine.solver.settings import PAIR_CACHE_SLACK
 
     slack = PAIR_CACHE_SLACK * sim.dhat
     sim._candidates(x0, x0, sim.dhat)
@@ -231,7 +231,7 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     except in the tets that also hold prescribed vertices) only those tets are recomputed and
     the assembly equals the fresh one to the reuse tolerance; after a real deformation it equals
     the reference."""
-    from ipcgrasp.engine import simulation
+    from ipcgrasp.engine.solver.settings import ELASTIC_HESSIAN_REUSE
 
     rng = np.random.default_rng(3)
     sim = box_pad_scene()
@@ -246,7 +246,7 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     np.testing.assert_array_equal(recomputed, sim._coupling_tets[0][0])
     H = full_from_upper(sim, data)
     H_ref = reference_hessian(sim, shifted, friction, x_t, sim.collision_positions(shifted), coll)[0]
-    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e3 * simulation.ELASTIC_HESSIAN_REUSE * np.abs(H_ref).max())
+    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e3 * ELASTIC_HESSIAN_REUSE * np.abs(H_ref).max())
     z2 = z + 1e-5 * rng.standard_normal(z.size) * (np.abs(z) > 0)
     x2 = sim.collision_positions(z2)
     H2 = full_from_upper(sim, sim._hessian(z2, friction, x_t, x2, coll))

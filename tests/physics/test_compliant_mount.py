@@ -8,7 +8,8 @@ import pytest
 from ipcgrasp.engine.bodies import Ground
 from ipcgrasp.engine.mounts import CompliantMount
 from ipcgrasp.engine.neohookean import elastic_hessians
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import SolverSettings
 
 from .scenes import affine_box, assert_intersection_free, deformable_block, kinematic_box, pose
 from .test_assembly import full_from_upper, reference_hessian, step_inputs
