@@ -32,14 +32,14 @@ def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
     h2 = sim.settings.dt ** 2
     n = sim.n_dof
     H = sim._M.toarray()
-    for body, x_def, dof in zip(sim.deformables, sim._deformable_positions(z), sim._dof):
+    for body, x_def, dof in zip(sim.deformables, sim.dofs.deformable_positions(sim.state, z), sim.dofs.vertex_dof):
         blocks = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=True)
         index = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
         index = index.reshape(len(body.tets), 12)
         for block, idx in zip(blocks, index):
             keep = idx >= 0
             H[np.ix_(idx[keep], idx[keep])] += h2 * block[np.ix_(keep, keep)]
-    for body, off in zip(sim.affines, sim._affine_offset):
+    for body, off in zip(sim.affines, sim.dofs.affine_offset):
         H[off:off + 12, off:off + 12] += h2 * orthogonality_potential_hessian(z[off:off + 12], body.stiffness,
                                                                             body.volume)
     n3 = 3 * sim.n_collision_vertices
@@ -114,7 +114,7 @@ def test_drive_coupling_is_the_exact_hessian_product():
     exact (unprojected) element Hessians applied to the prescribed displacements."""
     rng = np.random.default_rng(1)
     sim = box_pad_scene()
-    body, dof = sim.deformables[0], sim._dof[0]
+    body, dof = sim.deformables[0], sim.dofs.vertex_dof[0]
     h2 = sim.settings.dt ** 2
     for trial in range(3):
         F = np.eye(3) + 0.2 * rng.standard_normal((3, 3))
@@ -239,7 +239,7 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     sim._hessian(z, friction, x_t, x, coll)
     F_cached = sim._tet_hessian_cache[0].copy()
     shifted = z.copy()
-    free, z_index = sim._free_vertex_dofs[0]
+    free, z_index = sim.dofs.free_vertex_dofs[0]
     shifted[z_index] += np.array([1e-4, -2e-4, 3e-4])  # the pad's free vertices translated
     data = sim._hessian(shifted, friction, x_t, sim.collision_positions(shifted), coll)
     recomputed = np.flatnonzero(np.any(sim._tet_hessian_cache[0] != F_cached, axis=(1, 2)))

@@ -81,6 +81,7 @@ from ipcgrasp.engine.neohookean import (
     _shape_derivatives_into,
 )
 from ipcgrasp.engine.penetration import PenetrationProbe
+from ipcgrasp.engine.solver.dofs import Dofs
 from ipcgrasp.engine.solver.settings import (
     CARRIED_CONVERGED,
     CARRIED_MODEL,
@@ -652,39 +653,24 @@ class Simulation:
                 self._mount_motion[name] = mount.shape(name, body.n_vertices)[:, None] * mount.axis
 
     def _build_layout(self, poses):
-        nz = 0
-        self._dof = []  # per deformable: (n,) first z index of each vertex, -1 if prescribed
+        """The layout of the unknowns z (solver.dofs) and the initial state at `poses`."""
+        self.dofs = Dofs(self.deformables, len(self.affines), len(self.mounts), self._deformable_mount,
+                         self._mount_motion)
+        self.n_dof = self.dofs.n_dof
         x_def, v_def = [], []
         for body in self.deformables:
             R, t = _pose_parts(poses.get(body.name, np.eye(4)))
-            dof = -np.ones(body.n_vertices, dtype=np.int64)
-            free = np.setdiff1d(np.arange(body.n_vertices), body.prescribed)
-            dof[free] = nz + 3 * np.arange(len(free))
-            nz += 3 * len(free)
-            self._dof.append(dof)
             x_def.append(body.rest_positions @ R.T + t)
             v_def.append(np.zeros((body.n_vertices, 3)))
-        self._affine_offset = []
         q, qdot = [], []
         for body in self.affines:
             R, t = _pose_parts(poses.get(body.name, np.eye(4)))
-            self._affine_offset.append(nz)
-            nz += 12
             q.append(np.concatenate([t, R.ravel()]))
             qdot.append(np.zeros(12))
         x_kin = []
         for body in self.kinematics:
             R, t = _pose_parts(poses.get(body.name, np.eye(4)))
             x_kin.append(body.vertices @ R.T + t)
-        self._mount_offset = nz  # the mounts' deflections are the last degrees of freedom
-        nz += len(self.mounts)
-        # the affine coordinates and mount deflections: few z columns that most contact Hessian
-        # blocks share, summed densely before they enter the pattern (_add_mapped_blocks)
-        self._dense_lo = self._affine_offset[0] if self.affines else self._mount_offset
-        self.n_dof = nz
-        # per deformable: its free vertices and their (n_free, 3) indices into z
-        self._free_vertex_dofs = [(np.flatnonzero(dof >= 0), dof[dof >= 0][:, None] + np.arange(3))
-                                  for dof in self._dof]
         self.state = State(0.0, x_def, v_def, q, qdot, x_kin, np.zeros(len(self.mounts)), np.zeros(len(self.mounts)))
 
     def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
@@ -700,7 +686,7 @@ class Simulation:
                 local[surf] = np.arange(len(surf))
                 faces.append(local[body.faces] + n)
                 i = self.deformables.index(body)
-                dof = self._dof[i][surf]
+                dof = self.dofs.vertex_dof[i][surf]
                 c = n + np.flatnonzero(dof >= 0)
                 for a in range(3):
                     rows.append(3 * c + a)
@@ -715,7 +701,7 @@ class Simulation:
                     self._map_mounted(rows, cols, vals, self._kinematic_mount[self.kinematics.index(body)],
                                       body.name, n, surf, surf)
                 if isinstance(body, AffineBody):
-                    off = self._affine_offset[self.affines.index(body)]
+                    off = self.dofs.affine_offset[self.affines.index(body)]
                     J = affine_jacobian(body.vertices)  # (m,3,12)
                     r = (3 * (n + np.arange(body.n_vertices)))[:, None, None] + np.arange(3)[None, :, None]
                     cidx = np.broadcast_to(off + np.arange(12), J.shape)
@@ -749,7 +735,7 @@ class Simulation:
         for body, (start, surf) in zip(self.bodies, self._surface):
             if isinstance(body, DeformableBody):
                 i = self.deformables.index(body)
-                driven = self._dof[i][surf] < 0
+                driven = self.dofs.vertex_dof[i][surf] < 0
                 self._driven_deformable.append((i, start + np.flatnonzero(driven), surf[driven]))
             elif isinstance(body, KinematicBody):
                 self._driven_kinematic.append((self.kinematics.index(body), start, start + len(surf)))
@@ -779,7 +765,7 @@ class Simulation:
         for a in range(3):
             moving = motion[:, a] != 0.0
             rows.append(3 * (start + local[moving]) + a)
-            cols.append(np.full(int(moving.sum()), self._mount_offset + mount))
+            cols.append(np.full(int(moving.sum()), self.dofs.mount_offset + mount))
             vals.append(motion[moving, a])
 
     def set_gravity(self, gravity):
@@ -787,26 +773,26 @@ class Simulation:
         self.settings.gravity = tuple(float(v) for v in gravity)
         g = np.asarray(self.settings.gravity)
         self._gravity_acc = np.zeros(self.n_dof)
-        for dof in self._dof:
+        for dof in self.dofs.vertex_dof:
             free = dof >= 0
             self._gravity_acc[dof[free][:, None] + np.arange(3)] = g
-        for off in self._affine_offset:
+        for off in self.dofs.affine_offset:
             self._gravity_acc[off:off + 3] = g  # M_q (g, 0) is the generalised gravity force
 
     def _build_mass(self):
         rows, cols, vals = [], [], []
         self.set_gravity(self.settings.gravity)
-        for body, dof in zip(self.deformables, self._dof):
+        for body, dof in zip(self.deformables, self.dofs.vertex_dof):
             free = dof >= 0
             for a in range(3):
                 rows.append(dof[free] + a)
                 cols.append(dof[free] + a)
                 vals.append(body.masses[free])
         if self.mounts:
-            rows.append(self._mount_offset + np.arange(len(self.mounts)))
+            rows.append(self.dofs.mount_offset + np.arange(len(self.mounts)))
             cols.append(rows[-1])
             vals.append(np.array([m.mass for m in self.mounts]))
-        for body, off in zip(self.affines, self._affine_offset):
+        for body, off in zip(self.affines, self.dofs.affine_offset):
             idx = off + np.arange(12)
             rows.append(np.repeat(idx, 12))
             cols.append(np.tile(idx, 12))
@@ -821,7 +807,7 @@ class Simulation:
         self._average_mass = float(self._M.diagonal().mean())
         # tets with both free and prescribed vertices couple them: their indices and z indices
         self._coupling_tets = []
-        for body, dof in zip(self.deformables, self._dof):
+        for body, dof in zip(self.deformables, self.dofs.vertex_dof):
             tet_free = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
             tet_free = tet_free.reshape(len(body.tets), 12)
             n_free = (dof[body.tets] >= 0).sum(axis=1)
@@ -840,40 +826,26 @@ class Simulation:
     def _build_scene(self):
         """Every deformable body's vertices, tets and material, the affine bodies' and the mounts'
         constants in the flat arrays of engine.scene (its module docstring)."""
-        starts = np.cumsum([0] + [body.n_vertices for body in self.deformables])
-        free_rows, free_dofs, prescribed_rows, prescribed_mount, motion = [], [], [], [], []
-        free_start, prescribed_start = [0], [0]
-        for i, (body, start, (free, z_index)) in enumerate(zip(self.deformables, starts, self._free_vertex_dofs)):
-            free_rows.append(start + free)
-            free_dofs.append(z_index)
-            if self._deformable_mount[i] >= 0:
-                prescribed_rows.append(start + body.prescribed)
-                prescribed_mount.append(np.full(len(body.prescribed), self._deformable_mount[i]))
-                motion.append(self._mount_motion[body.name][body.prescribed])
-            free_start.append(free_start[-1] + len(free))
-            prescribed_start.append(prescribed_start[-1] + (len(body.prescribed) if self._deformable_mount[i] >= 0
-                                                            else 0))
+        d = self.dofs
 
         def flat(parts, shape, dtype):
             return np.ascontiguousarray(np.concatenate(parts), dtype=dtype) if parts else np.zeros(shape, dtype)
 
         self._scene = dict(
-            n_vertices=int(starts[-1]),
-            free_rows=flat(free_rows, 0, np.int64), free_dofs=flat(free_dofs, (0, 3), np.int64),
-            prescribed_rows=flat(prescribed_rows, 0, np.int64), prescribed_mount=flat(prescribed_mount, 0, np.int64),
-            motion=flat(motion, (0, 3), np.float64),
-            tets=flat([body.tets + start for body, start in zip(self.deformables, starts)], (0, 4), np.int64),
+            n_vertices=d.n_vertices,
+            free_rows=d.free_rows, free_dofs=d.free_dofs, prescribed_rows=d.prescribed_rows,
+            prescribed_mount=d.prescribed_mount, motion=d.motion,
+            tets=flat([body.tets + start for body, start in zip(self.deformables, d.vertex_start)], (0, 4), np.int64),
             Dm_inv=flat([body.Dm_inv for body in self.deformables], (0, 3, 3), np.float64),
             volumes=flat([body.volumes for body in self.deformables], 0, np.float64),
             tet_start=np.cumsum([0] + [len(body.tets) for body in self.deformables]).astype(np.int64),
             mu=np.array([float(body.mu) for body in self.deformables]),
             lam=np.array([float(body.lam) for body in self.deformables]),
-            affine_offset=np.array(self._affine_offset, dtype=np.int64),
+            affine_offset=np.array(d.affine_offset, dtype=np.int64),
             affine_stiffness=np.array([float(body.stiffness) for body in self.affines]),
             affine_volume=np.array([float(body.volume) for body in self.affines]),
             mount_stiffness=np.array([float(mount.stiffness) for mount in self.mounts]),
-            free_start=np.array(free_start, dtype=np.int64), prescribed_start=np.array(prescribed_start, dtype=np.int64),
-            body_mount=np.array(self._deformable_mount, dtype=np.int64),
+            free_start=d.free_start, prescribed_start=d.prescribed_start, body_mount=d.body_mount,
             no_friction=(np.zeros(0, np.int8), np.zeros((0, 4), np.int64), np.zeros((0, 3, 2)), np.zeros((0, 2)),
                          np.zeros(0), np.zeros(0)),
         )
@@ -883,7 +855,7 @@ class Simulation:
         prescribed rows/columns dropped, orthogonality blocks), the per-coordinate map of
         x = P z + c used to carry contact Hessians into z, and the initial CSC pattern."""
         rows, cols = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-        for body, dof in zip(self.deformables, self._dof):  # entry 144 t + 12 r + c of tet t, all bodies
+        for body, dof in zip(self.deformables, self.dofs.vertex_dof):  # entry 144 t + 12 r + c of tet t, all bodies
             tet_dof = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
             tet_dof = tet_dof.reshape(len(body.tets), 12)
             r = np.broadcast_to(tet_dof[:, :, None], (len(body.tets), 12, 12)).ravel()
@@ -894,16 +866,16 @@ class Simulation:
         self._tet_entry_groups = _entry_groups(*self._tet_entries, self.n_dof)
         self._tet_group_dirty = np.zeros(len(self._tet_entry_groups[1]) - 1, dtype=np.bool_)
         self._tet_group_touched = np.empty(len(self._tet_group_dirty), dtype=np.int64)  # _assemble_elastic's work
-        idx = [off + np.arange(12) for off in self._affine_offset]  # entry 144 j + 12 r + c of affine body j
+        idx = [off + np.arange(12) for off in self.dofs.affine_offset]  # entry 144 j + 12 r + c of affine body j
         self._ortho_entries = (np.concatenate([np.repeat(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]),
                                np.concatenate([np.tile(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]))
         # per deformable on a mount: the elastic Hessian entries its prescribed vertices carry onto
         # the mount's degree of freedom (mounts.linked_tet_entries), else None; and all of them
         # (tets numbered over all bodies)
         self._linked_entries = []
-        for body, dof, j in zip(self.deformables, self._dof, self._deformable_mount):
+        for body, dof, j in zip(self.deformables, self.dofs.vertex_dof, self._deformable_mount):
             self._linked_entries.append(None if j < 0 else linked_tet_entries(
-                body.tets, dof, body.prescribed, self._mount_offset + j, self.mounts[j].axis,
+                body.tets, dof, body.prescribed, self.dofs.mount_offset + j, self.mounts[j].axis,
                 self.mounts[j].shape(body.name, body.n_vertices)))
         linked = [(e[0] + start, *e[1:]) for e, start in zip(self._linked_entries, self._scene["tet_start"])
                   if e is not None]
@@ -942,7 +914,7 @@ class Simulation:
             self._tet_slots = _pattern_slots(self._indptr, self._indices, *self._tet_entries)
             self._ortho_slots = _pattern_slots(self._indptr, self._indices, *self._ortho_entries)
             self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
-            mount_dofs = self._mount_offset + np.arange(len(self.mounts))
+            mount_dofs = self.dofs.mount_offset + np.arange(len(self.mounts))
             self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
             r, c, m = self._mass_entries
             self._mass_data = np.zeros(len(keys))
@@ -975,50 +947,8 @@ class Simulation:
         self._x = self.collision_positions()
 
     def pack(self, state: State | None = None, velocities: bool = False) -> np.ndarray:
-        """The free DOF vector z (or its rate) of a state."""
-        state = state or self.state
-        z = np.empty(self.n_dof)
-        xs = state.deformable_v if velocities else state.deformable_x
-        qs = state.affine_qdot if velocities else state.affine_q
-        for x, (free, z_index) in zip(xs, self._free_vertex_dofs):
-            z[z_index] = x[free]
-        for q, off in zip(qs, self._affine_offset):
-            z[off:off + 12] = q
-        z[self._mount_offset:] = state.mount_udot if velocities else state.mount_u
-        return z
-
-    def _deformable_positions(self, z, deflected=True):
-        """Vertex positions (n,3) of each deformable body: free vertices from z, prescribed ones
-        from the state, moved by their mount's deflection in z unless `deflected` is False (the
-        form the state stores)."""
-        out = []
-        for i, (x, (free, z_index)) in enumerate(zip(self.state.deformable_x, self._free_vertex_dofs)):
-            x = x.copy()
-            x[free] = z[z_index]
-            if deflected:
-                x = self._deflected(i, x, z)
-            out.append(x)
-        return out
-
-    def _deflected(self, i, x, z=None):
-        """Positions x (n,3) of deformable i as stored, with its prescribed vertices moved by its
-        mount's deflection (from z, default the state's); x itself when it has no mount."""
-        j = self._deformable_mount[i]
-        if j < 0:
-            return x
-        u = self.state.mount_u[j] if z is None else z[self._mount_offset + j]
-        body = self.deformables[i]
-        x = x.copy()
-        x[body.prescribed] += u * self._mount_motion[body.name][body.prescribed]
-        return x
-
-    def _store_positions(self, z):
-        """Write the free positions and mount deflections of z into the state."""
-        for i, x in enumerate(self._deformable_positions(z, deflected=False)):
-            self.state.deformable_x[i] = x
-        for j, off in enumerate(self._affine_offset):
-            self.state.affine_q[j] = z[off:off + 12].copy()
-        self.state.mount_u = z[self._mount_offset:].copy()
+        """The free DOF vector z (or its rate) of a state (default: the current one)."""
+        return self.dofs.pack(state or self.state, velocities)
 
     def collision_positions(self, z=None) -> np.ndarray:
         """Contact-surface vertex positions (N,3) in m for DOF vector z (default: the state's)."""
@@ -1114,9 +1044,9 @@ class Simulation:
         sum without kappa (kappa may change before they are summed), the friction potential."""
         sc, M = self._scene, self._M
         e = scene._energy_without_contact(z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data,
-                                          self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
-                                          sc["tet_start"], sc["mu"], sc["lam"], sc["affine_offset"],
-                                          sc["affine_stiffness"], sc["affine_volume"], self._mount_offset,
+                                          self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
+                                          sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["affine_offset"],
+                                          sc["affine_stiffness"], sc["affine_volume"], self.dofs.mount_offset,
                                           sc["mount_stiffness"])
         x = self.collision_positions(z)
         eps_u = self.settings.eps_v * self.settings.dt
@@ -1139,22 +1069,6 @@ class Simulation:
         if friction is not None:
             fric = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
         return (e, barrier, fric), x, coll
-
-    def _scene_steps(self, p):
-        """The displacements (n, 3) of every deformable vertex under a step p of z, all bodies'
-        rows one after the other (engine.scene)."""
-        sc = self._scene
-        return scene._deformable_positions(np.zeros((sc["n_vertices"], 3)), p, sc["free_rows"], sc["free_dofs"],
-                                           sc["prescribed_rows"], sc["prescribed_mount"], sc["motion"],
-                                           self._mount_offset)
-
-    def _scene_positions(self, z):
-        """Every deformable vertex (n, 3) at z (as _deformable_positions, deflected), all bodies'
-        rows one after the other (engine.scene)."""
-        sc = self._scene
-        X0 = np.concatenate(self.state.deformable_x) if self.deformables else np.zeros((0, 3))
-        return scene._deformable_positions(X0, z, sc["free_rows"], sc["free_dofs"], sc["prescribed_rows"],
-                                           sc["prescribed_mount"], sc["motion"], self._mount_offset)
 
     def _friction_arrays(self, friction):
         """The arrays engine.scene's kernels take for lagged friction (empty ones for None)."""
@@ -1185,10 +1099,10 @@ class Simulation:
         """Gradient of inertia + h^2 (elastic + orthogonality + mount springs) in z (engine.scene)."""
         sc, M = self._scene, self._M
         return scene._gradient_without_contact(
-            z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data, self._scene_positions(z), sc["tets"],
-            sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["free_rows"], sc["free_dofs"],
-            sc["free_start"], sc["prescribed_rows"], sc["motion"], sc["prescribed_start"], sc["body_mount"],
-            sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._mount_offset,
+            z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data, self.dofs.scene_positions(self.state, z),
+            sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["free_rows"],
+            sc["free_dofs"], sc["free_start"], sc["prescribed_rows"], sc["motion"], sc["prescribed_start"],
+            sc["body_mount"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self.dofs.mount_offset,
             sc["mount_stiffness"])
 
     def _gradient(self, z, z_tilde, friction, x_t, x, coll):
@@ -1225,7 +1139,7 @@ class Simulation:
         s = self.settings
         if not self._penalty:
             missing, *terms = _add_contact_hessians(
-                data, self._indptr, self._indices, self._z_index, self._z_coef, self._dense_lo, x, coll.kind,
+                data, self._indptr, self._indices, self._z_index, self._z_coef, self.dofs.dense_lo, x, coll.kind,
                 coll.vertices, coll.edge_edge_type, coll.eps_x, coll.weight, *contact._plane_arrays(self.mesh),
                 self.dhat, self.barrier_stiffness, friction is not None, *self._friction_arrays(friction),
                 x if x_t is None else x_t, s.eps_v * s.dt, project)
@@ -1260,7 +1174,7 @@ class Simulation:
         """Upper-triangle CSC values of M + h^2 (elastic + orthogonality Hessians) at z. The last
         result is kept with its positions: a step's drive needs it where the previous step's
         Newton ended."""
-        X = self._scene_positions(z)
+        X = self.dofs.scene_positions(self.state, z)
         z_last, X_last, keys_last, data = self._last_hessian_without_contact
         if keys_last is self._hessian_keys and np.array_equal(z_last, z) and np.array_equal(X_last, X):
             return data.copy()
@@ -1290,7 +1204,7 @@ class Simulation:
                                                self._z_coef)
             else:
                 missing += _add_mapped_blocks(data, self._indptr, self._indices, r, v, offsets, scale,
-                                              self._z_index, self._z_coef, self._dense_lo)
+                                              self._z_index, self._z_coef, self.dofs.dense_lo)
         return missing
 
     def _factor(self, data) -> bool:
@@ -1373,11 +1287,11 @@ class Simulation:
             dz = np.zeros(self.n_dof)
         targets = {}
         for i, body in enumerate(self.deformables):
-            xi = self._deformable_positions(z + dz, deflected=False)[i]  # mount deflections stay
+            xi = self.dofs.deformable_positions(self.state, z + dz, deflected=False)[i]  # mount deflections stay
             if i in targets_def:
                 xi[body.prescribed] = targets_def[i]
             targets[i] = xi
-        targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset]
+        targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self.dofs.affine_offset]
         return self._move(targets, targets_kin, targets_affine, self._min_distance_of(coll, x))
 
     def _drive_coupling(self, z, dc):
@@ -1385,11 +1299,11 @@ class Simulation:
         terms only; prescribed vertices touch nothing else); dc: per deformable, the (n,3)
         displacements of its prescribed vertices."""
         out = np.zeros(self.n_dof)
-        for body, x_def, dx, (coupled, free) in zip(self.deformables, self._deformable_positions(z), dc,
-                                                    self._coupling_tets):
+        for body, x_def, dx, (coupled, free) in zip(self.deformables, self.dofs.deformable_positions(self.state, z),
+                                                    dc, self._coupling_tets):
             _add_coupling_product(out, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled,
                                   free, self.settings.dt ** 2)
-        for i, (body, x_def, dx) in enumerate(zip(self.deformables, self._deformable_positions(z), dc)):
+        for i, (body, x_def, dx) in enumerate(zip(self.deformables, self.dofs.deformable_positions(self.state, z), dc)):
             j = self._deformable_mount[i]
             if j < 0:
                 continue
@@ -1399,8 +1313,8 @@ class Simulation:
             forces = np.zeros(3 * body.n_vertices)
             _add_coupling_product(forces, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, tets,
                                   coordinates, self.settings.dt ** 2)
-            out[self._mount_offset + j] += float(np.sum(forces.reshape(-1, 3)[body.prescribed]
-                                                        * self._mount_motion[body.name][body.prescribed]))
+            out[self.dofs.mount_offset + j] += float(np.sum(forces.reshape(-1, 3)[body.prescribed]
+                                                            * self._mount_motion[body.name][body.prescribed]))
         return out
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):
@@ -1416,7 +1330,7 @@ class Simulation:
         old_def = {i: state.deformable_x[i].copy() for i in targets_def}
         old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
         old_aff = [q.copy() for q in state.affine_q]
-        affine = {self._affine_offset.index(off): q for off, q in targets_affine}
+        affine = {self.dofs.affine_offset.index(off): q for off, q in targets_affine}
 
         def place(alpha):
             for i, target in targets_def.items():
@@ -1430,7 +1344,8 @@ class Simulation:
         place(1.0)
         alpha = 1.0 if self._penalty else self._ccd_fraction(x0, self.collision_positions())
         alpha = min(alpha, self._noninverting_fraction(
-            np.concatenate([self._deflected(i, old_def.get(i, x)) for i, x in enumerate(state.deformable_x)]),
+            np.concatenate([self.dofs.deflected(state, i, old_def.get(i, x))
+                            for i, x in enumerate(state.deformable_x)]),
             np.concatenate([targets_def[i] - old_def[i] if i in targets_def else np.zeros_like(x)
                             for i, x in enumerate(state.deformable_x)])) if self.deformables else 1.0)
         if alpha < 1.0:
@@ -1456,7 +1371,7 @@ class Simulation:
 
     def _noninverting_fraction(self, X, dX):
         """Largest fraction (<= 1) of the deformable motion X -> X + dX (all bodies' vertices, as
-        _scene_positions) keeping every tet's J > 0, with neohookean.max_noninverting_step's
+        Dofs.scene_positions) keeping every tet's J > 0, with neohookean.max_noninverting_step's
         safety factor."""
         sc = self._scene
         fraction = _max_noninverting_step(X, dX, sc["tets"], sc["Dm_inv"], 0.9)
@@ -1603,12 +1518,12 @@ class Simulation:
         state = self.state
         before = state.copy()
         z = z_t.copy()
-        for off in self._affine_offset:
+        for off in self.dofs.affine_offset:
             z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
-        X0 = self._scene_positions(z_t)  # a copy: the state's arrays change below
+        X0 = self.dofs.scene_positions(self.state, z_t)  # a copy: the state's arrays change below
         for i, target in targets_def.items():
             prescribed = self.deformables[i].prescribed
-            z[self._free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
+            z[self.dofs.free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
             state.deformable_x[i][prescribed] = target
         for i, target in targets_kin.items():
             state.kinematic_x[i] = target.copy()
@@ -1620,7 +1535,7 @@ class Simulation:
         carried = contact.friction_potential(friction, self.mesh, (self._P @ (h * v_t)).reshape(-1, 3), eps_u)
         admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
         admissible = admissible and self._ccd_fraction(x_t, x) == 1.0
-        admissible = admissible and self._noninverting_fraction(X0, self._scene_positions(z) - X0) == 1.0
+        admissible = admissible and self._noninverting_fraction(X0, self.dofs.scene_positions(state, z) - X0) == 1.0
         if admissible:
             coll = self._collisions(x)
             floor = 0.5 * min(self._min_distance_of(coll_t, x_t), self.dhat)
@@ -1633,7 +1548,7 @@ class Simulation:
     def _place(self, z):
         """Write the free positions of z into the state (velocities are set when the step is
         accepted)."""
-        self._store_positions(z)
+        self.dofs.store_positions(self.state, z)
         self._refresh_driven()
 
     def _predicted(self, z_t, v_t):
@@ -1761,7 +1676,7 @@ class Simulation:
             # iterate's contact set: all lie on the segment x -> x + dx.
             pairs = self._candidates(x, x + dx, self.dhat)
             alpha = 1.0 if self._penalty else min(1.0, self._ccd_fraction(x, x + dx, pairs))
-            X, dX = self._scene_positions(z), self._scene_steps(p)
+            X, dX = self.dofs.scene_positions(self.state, z), self.dofs.scene_steps(p)
             alpha = min(alpha, self._noninverting_fraction(X, dX))
             if terms is None:
                 terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
@@ -1817,7 +1732,7 @@ class Simulation:
         """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
         surface, the contact-surface displacements (N,3) under it)."""
         P = self._P
-        return scene._step_norm(p, P.indptr, P.indices, P.data, self._position_dofs())
+        return scene._step_norm(p, P.indptr, P.indices, P.data, self.dofs.position_dofs)
 
     def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, X, dX):
         """When the full Newton step p lowered E by more than 1.5 times what its quadratic model
@@ -1827,8 +1742,8 @@ class Simulation:
         the boundary layer), so try doubling the step, up to MAX_EXTRAPOLATIONS times, while E
         keeps falling, no tet inverts and (barrier) CCD finds the longer motion collision-free.
         Returns the fraction taken and (terms, x, contacts) there; accepted: those of the full
-        step; X, dX: the deformable vertices at z and their displacements under p (_scene_positions,
-        _scene_steps)."""
+        step; X, dX: the deformable vertices at z and their displacements under p (Dofs.scene_positions,
+        Dofs.scene_steps)."""
         alpha, (terms, x1, coll1) = 1.0, accepted
         best = self._total_energy(terms)
         if not e0 - best > -0.75 * slope:
@@ -1847,15 +1762,6 @@ class Simulation:
             alpha, best, terms, x1, coll1 = trial, energy, t_terms, t_x, t_coll
         return alpha, terms, x1, coll1
 
-    def _position_dofs(self):
-        """Indices of z that are vertex coordinates in metres (not the affine A entries)."""
-        if not hasattr(self, "_pos_dofs"):
-            mask = np.ones(self.n_dof, dtype=bool)
-            for off in self._affine_offset:
-                mask[off + 3:off + 12] = False
-            self._pos_dofs = np.flatnonzero(mask)
-        return self._pos_dofs
-
     def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction, driver_lag):
         """Store the converged z (x, coll: its contact positions and active contacts) and report."""
         self._carried_factorisation = True
@@ -1863,12 +1769,8 @@ class Simulation:
         v = (z - z_t) / h
         state = self.state
         strain = self._strain_energy(z)
-        self._store_positions(z)
-        for i, (free, z_index) in enumerate(self._free_vertex_dofs):
-            state.deformable_v[i][free] = v[z_index]
-        for j, off in enumerate(self._affine_offset):
-            state.affine_qdot[j] = v[off:off + 12].copy()
-        state.mount_udot = v[self._mount_offset:].copy()
+        self.dofs.store_positions(state, z)
+        self.dofs.store_velocities(state, v)
         state.time += h
         self._x = x
         self._accepted_contacts = (x, coll)
@@ -1893,8 +1795,8 @@ class Simulation:
     def _strain_energy(self, z) -> dict:
         """{deformable name: strain energy (J)} at z."""
         sc = self._scene
-        energies = scene._strain_energies(self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
-                                          sc["tet_start"], sc["mu"], sc["lam"])
+        energies = scene._strain_energies(self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
+                                          sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"])
         return {body.name: float(energy) for body, energy in zip(self.deformables, energies)}
 
     def _normal_resultants(self, x, coll) -> np.ndarray:
@@ -1944,7 +1846,7 @@ class Simulation:
         body = self.bodies[self.index[name]]
         if isinstance(body, DeformableBody):
             i = self.deformables.index(body)
-            return self._deflected(i, self.state.deformable_x[i]).copy()
+            return self.dofs.deflected(self.state, i, self.state.deformable_x[i]).copy()
         if isinstance(body, AffineBody):
             return affine_positions(self.state.affine_q[self.affines.index(body)], body.vertices)
         x = self.state.kinematic_x[self.kinematics.index(body)].copy()
