@@ -180,41 +180,42 @@ def test_culled_candidates_match_the_full_broad_phase():
         x1 = x0 + motion * rng.standard_normal(x0.shape)
         ref = candidates(x0, x1, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
-                         plane_vertices=sim._plane_vertices)
+                         plane_vertices=sim.proximity.plane_vertices)
         assert len(ref[0]) + len(ref[1]) > 0
-        assert_same_candidates(sim._candidates(x0, x1, radius), ref)
+        assert_same_candidates(sim.proximity.candidates(x0, x1, radius), ref)
     # motions within PAIR_CACHE_SLACK dhat of a reference reuse its pairs: the same sets
     from ipcgrasp.engine.solver.settings import PAIR_CACHE_SLACK
 
     slack = PAIR_CACHE_SLACK * sim.dhat
-    sim._candidates(x0, x0, sim.dhat)
-    reference = sim._pair_cache
+    sim.proximity.candidates(x0, x0, sim.dhat)
+    reference = sim.proximity.pair_cache
     for radius in (0.0, 0.5 * sim.dhat, sim.dhat):
         for _ in range(5):
             a = x0 + rng.uniform(-slack, slack, x0.shape)
             b = x0 + rng.uniform(-slack, slack, x0.shape)
-            got = sim._candidates(a, b, radius)
-            assert sim._pair_cache is reference
+            got = sim.proximity.candidates(a, b, radius)
+            assert sim.proximity.pair_cache is reference
             assert_same_candidates(got, candidates(a, b, m.edges, m.faces, m.vertex_body, radius,
                                                    can_collide=m.can_collide, plane_origin=m.plane_origin,
-                                                   plane_normal=m.plane_normal, plane_vertices=sim._plane_vertices))
+                                                   plane_normal=m.plane_normal,
+                                                   plane_vertices=sim.proximity.plane_vertices))
     # ... and so do motions within it of the reference carried 10 slacks along (a lift)
     carried = np.array([0.3, -0.4, 10.0]) * slack
     for _ in range(5):
         a = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
         b = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
-        got = sim._candidates(a, b, sim.dhat)
-        assert sim._pair_cache is reference
+        got = sim.proximity.candidates(a, b, sim.dhat)
+        assert sim.proximity.pair_cache is reference
         ref = candidates(a, b, m.edges, m.faces, m.vertex_body, sim.dhat, can_collide=m.can_collide,
                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
-                         plane_vertices=sim._plane_vertices)
+                         plane_vertices=sim.proximity.plane_vertices)
         assert len(ref[0]) + len(ref[1]) > 0
         assert_same_candidates(got, ref)
     # one pair of bodies (as body_distance asks), without the ground
     pair = np.zeros_like(m.can_collide)
     pair[0, 1] = pair[1, 0] = True
     for radius in (sim.dhat, 5e-3, 0.05):
-        vf, ee, vp = sim._candidates(x0, x0, radius, can_collide=pair)
+        vf, ee, vp = sim.proximity.candidates(x0, x0, radius, can_collide=pair)
         ref = candidates(x0, x0, m.edges, m.faces, m.vertex_body, radius, can_collide=pair)
         assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
         assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))

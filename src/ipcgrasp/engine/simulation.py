@@ -38,7 +38,7 @@ tried with the factorisation where the last step ended, which then also tests co
 rest it serves the drive's predictor. A contact's barrier Hessian is projected
 to PSD on its column space, 5 of 12 dimensions for most contacts (barrier.py). Broad-phase pairs are kept
 while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
-re-tested box by box (see _candidates), and a drive round that starts where the last Newton
+re-tested box by box (solver.proximity), and a drive round that starts where the last Newton
 solve converged reuses that solve's gradient and factorisation. All three give the same
 iterates as the plain computation up to rounding.
 
@@ -68,8 +68,6 @@ from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, neare
 from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import candidates
-from ipcgrasp.engine.broadphase import _candidates as _broad_phase
-from ipcgrasp.engine.broadphase import _near_plane
 from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.ldlt import Ldlt
 from ipcgrasp.engine.mounts import CompliantMount, linked_tet_entries
@@ -82,6 +80,7 @@ from ipcgrasp.engine.neohookean import (
 )
 from ipcgrasp.engine.penetration import PenetrationProbe
 from ipcgrasp.engine.solver.dofs import Dofs
+from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
     CARRIED_CONVERGED,
     CARRIED_MODEL,
@@ -92,7 +91,6 @@ from ipcgrasp.engine.solver.settings import (
     MAX_DRIVE_ROUNDS,
     MAX_EXTRAPOLATIONS,
     MIN_DISTANCES_KEPT,
-    PAIR_CACHE_SLACK,
     UNPROJECTED_CONTACTS_NEAR,
     SolverSettings,
     StepFailed,
@@ -412,47 +410,6 @@ def _missing_hessian_keys(rows, cols, z_index, n_dof, indptr, indices):
 
 
 @njit
-def _body_boxes(x0, x1, vertex_body, n_bodies):
-    """Per body the axis-aligned box (lo, hi), each (B, 3) in m, of its vertices at x0 and x1
-    (lo > hi for a body without vertices)."""
-    lo = np.full((n_bodies, 3), np.inf)
-    hi = np.full((n_bodies, 3), -np.inf)
-    for v in range(x0.shape[0]):
-        b = vertex_body[v]
-        for a in range(3):
-            lo[b, a] = min(lo[b, a], x0[v, a], x1[v, a])
-            hi[b, a] = max(hi[b, a], x0[v, a], x1[v, a])
-    return lo, hi
-
-
-@njit
-def _near_partners(x0, x1, elements, vertex_body, body_lo, body_hi, can_collide, reach):
-    """Which elements (rows of vertex indices) have a box over x0 and x1 that comes within
-    `reach` (m, per axis) of the box of some body their own body may collide with; the others
-    cannot be in any broad-phase pair of that radius."""
-    keep = np.zeros(elements.shape[0], dtype=np.bool_)
-    for i in range(elements.shape[0]):
-        b = vertex_body[elements[i, 0]]
-        lo0 = lo1 = lo2 = np.inf
-        hi0 = hi1 = hi2 = -np.inf
-        for j in range(elements.shape[1]):
-            v = elements[i, j]
-            lo0 = min(lo0, x0[v, 0], x1[v, 0])
-            lo1 = min(lo1, x0[v, 1], x1[v, 1])
-            lo2 = min(lo2, x0[v, 2], x1[v, 2])
-            hi0 = max(hi0, x0[v, 0], x1[v, 0])
-            hi1 = max(hi1, x0[v, 1], x1[v, 1])
-            hi2 = max(hi2, x0[v, 2], x1[v, 2])
-        for o in range(can_collide.shape[0]):
-            if (can_collide[b, o] and lo0 - reach <= body_hi[o, 0] and body_lo[o, 0] <= hi0 + reach
-                    and lo1 - reach <= body_hi[o, 1] and body_lo[o, 1] <= hi1 + reach
-                    and lo2 - reach <= body_hi[o, 2] and body_lo[o, 2] <= hi2 + reach):
-                keep[i] = True
-                break
-    return keep
-
-
-@njit
 def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, free, scale):
     """out[free[k, 3 m + a]] += scale (H_t dx_t)[3 m + a] for the tets t = coupled[k]: the exact
     Neo-Hookean Hessian of tet t at positions x applied to the displacements dx (n,3), without
@@ -490,67 +447,6 @@ def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, f
                 r = free[k, 3 * m + a]
                 if r >= 0:
                     out[r] += scale * volumes[t] * (dP[a, 0] * D[m, 0] + dP[a, 1] * D[m, 1] + dP[a, 2] * D[m, 2])
-
-
-@njit
-def _moved_within(x, x_ref, bound, shift):
-    """Whether every coordinate of x (n,3) is within `bound` (m) of x_ref translated by `shift` (3,)."""
-    for v in range(x.shape[0]):
-        for a in range(3):
-            if not abs(x[v, a] - x_ref[v, a] - shift[a]) <= bound:
-                return False
-    return True
-
-
-@njit
-def _swept_interval(x0, x1, elems, e, a):
-    """(lo, hi) of coordinate a over element e's vertices at x0 and x1."""
-    v = elems[e, 0]
-    lo = min(x0[v, a], x1[v, a])
-    hi = max(x0[v, a], x1[v, a])
-    for k in range(1, elems.shape[1]):
-        v = elems[e, k]
-        lo = min(lo, min(x0[v, a], x1[v, a]))
-        hi = max(hi, max(x0[v, a], x1[v, a]))
-    return lo, hi
-
-
-@njit
-def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
-    """The pairs (i, j) (rows of elems_a, elems_b) whose boxes over x0 and x1 grown by
-    half_radius overlap, computed exactly as broadphase._swept_boxes and _overlap do: the broad
-    phase's own test, applied to a superset of its pairs."""
-    keep = np.zeros(pairs.shape[0], dtype=np.bool_)
-    for p in range(pairs.shape[0]):
-        i = pairs[p, 0]
-        j = pairs[p, 1]
-        overlap = True
-        for a in range(3):
-            lo_a, hi_a = _swept_interval(x0, x1, elems_a, i, a)
-            lo_b, hi_b = _swept_interval(x0, x1, elems_b, j, a)
-            if lo_a - half_radius > hi_b + half_radius or lo_b - half_radius > hi_a + half_radius:
-                overlap = False
-                break
-        keep[p] = overlap
-    return pairs[keep]
-
-
-@njit
-def _cached_pairs(x0, x1, ref, ref_mean, vf, ee, vertex_rows, faces, edges, slack, half_radius):
-    """Simulation._candidates from its pair cache (ref: the positions the cached vertex-face and
-    edge-edge pairs vf, ee were found at, ref_mean their mean): whether x0 and x1 both lie within
-    `slack` (m) of ref moved by the contact surface's mean translation since (x0's mean - ref_mean),
-    and if so the cached pairs whose boxes over x0 -> x1 grown by half_radius overlap."""
-    shift = np.zeros(3)
-    for v in range(x0.shape[0]):
-        for a in range(3):
-            shift[a] += x0[v, a]
-    for a in range(3):
-        shift[a] = shift[a] / x0.shape[0] - ref_mean[a]
-    if not (_moved_within(x0, ref, slack, shift) and _moved_within(x1, ref, slack, shift)):
-        return False, vf[:0], ee[:0]
-    return (True, _overlapping_pairs(x0, x1, vf, vertex_rows, faces, half_radius),
-            _overlapping_pairs(x0, x1, ee, edges, edges, half_radius))
 
 
 def _pose_parts(pose):
@@ -605,6 +501,7 @@ class Simulation:
             self.dhat = 2.0 * float(s.penalty_margin)
         else:
             self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
+        self.proximity = Proximity(self.mesh, self.dhat, self.bbox_diagonal)
         self._clusters = None  # penalty clusters of the current friction pass
         moved_affinely = np.zeros(len(self.bodies), dtype=bool)  # rigid objects, affine bodies, jaws
         for body in self.affines + self.kinematics:
@@ -744,14 +641,6 @@ class Simulation:
         self.mesh = contact.CollisionMesh.build(self._x, np.concatenate(faces), np.concatenate(vertex_body),
                                                 can_collide=can_collide, plane=plane, mu=mu, mu_plane=mu_plane,
                                                 plane_body_mask=plane_bodies)
-        self._plane_vertices = np.flatnonzero(plane_bodies[self.mesh.vertex_body])
-        used = np.zeros(n, dtype=bool)
-        used[self.mesh.edges] = True
-        used[self.mesh.faces] = True
-        self._surface_vertices = np.flatnonzero(used)
-        self._surface_vertex_rows = np.ascontiguousarray(self._surface_vertices[:, None])
-        self._vertex_rows = np.arange(n, dtype=np.int64)[:, None]  # vertex v as a one-vertex element
-        self._pair_cache = None  # (reference positions, their mean, vertex-face pairs, edge-edge pairs): _candidates
         self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
                               else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
 
@@ -958,65 +847,14 @@ class Simulation:
 
     # ------------------------------------------------------------------------------ potentials
     def _collisions(self, x, candidate_pairs=None):
-        """Active contacts at x; `candidate_pairs` from `_candidates` over a segment containing x
+        """Active contacts at x; `candidate_pairs` from `Proximity.candidates` over a segment containing x
         (default: a broad phase at x alone)."""
         if candidate_pairs is None:
-            candidate_pairs = self._candidates(x, x, self.dhat)
+            candidate_pairs = self.proximity.candidates(x, x, self.dhat)
         if self._penalty:
             return penalty.build_contacts(self.mesh, x, self.settings.penalty_margin, candidate_pairs,
-                                          self._plane_vertices)
+                                          self.proximity.plane_vertices)
         return contact._collisions_from_candidates(self.mesh, x, self.dhat, *candidate_pairs)
-
-    def _candidates(self, x0, x1, radius, can_collide=None):
-        """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
-        somewhere on the straight motion from x0 to x1 (as broadphase.candidates). Primitives
-        farther than the radius from every body they may touch are left out first (with a
-        margin against rounding): most of a pad is far from everything. can_collide: (B, B)
-        body pairs to look at (default: the mesh's); given, the ground is left out.
-
-        Vertex-face and edge-edge pairs for radii up to dhat come from a broad phase of radius
-        dhat + 2 PAIR_CACHE_SLACK dhat at reference positions, kept while x0 and x1 stay within
-        PAIR_CACHE_SLACK dhat of them (every box of the query then lies inside a cached box, so
-        the cached pairs hold all of the query's), filtered by the broad phase's own box test:
-        the same pairs, without a grid per Newton iteration. The test allows for one translation of
-        the whole contact surface since the reference (the mean motion): pairs do not change when
-        every body moves alike, as when the jaws lift the object."""
-        m = self.mesh
-        slack = PAIR_CACHE_SLACK * self.dhat
-        cache = self._pair_cache
-        if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack, np.zeros(3)):
-            # proximity is unchanged by a common translation (a lift carries pads and object up)
-            hit = cache is not None
-            if hit:
-                hit, vf, ee = _cached_pairs(x0, x1, *cache, self._vertex_rows, m.faces, m.edges, slack, 0.5 * radius)
-            if not hit:
-                margin = 1e-9 * self.bbox_diagonal  # covers rounding in the boxes
-                cache = (x0.copy(), x0.mean(axis=0),
-                         *self._grid_candidates(x0, x0, self.dhat + 2.0 * slack + margin, m.can_collide))
-                self._pair_cache = cache
-                vf = _overlapping_pairs(x0, x1, cache[2], self._vertex_rows, m.faces, 0.5 * radius)
-                ee = _overlapping_pairs(x0, x1, cache[3], m.edges, m.edges, 0.5 * radius)
-        else:
-            vf, ee = self._grid_candidates(x0, x1, radius, m.can_collide if can_collide is None else can_collide)
-        if m.has_plane and can_collide is None:
-            vp = _near_plane(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, float(radius))
-        else:
-            vp = np.zeros(0, dtype=np.int64)
-        return vf, ee, vp
-
-    def _grid_candidates(self, x0, x1, radius, pairs):
-        """Vertex-face and edge-edge pairs of `_candidates` by a broad phase (spatial hashing) over
-        the primitives near a body they may touch; pairs: (B, B) body pairs to look at."""
-        m = self.mesh
-        body_lo, body_hi = _body_boxes(x0, x1, m.vertex_body, m.can_collide.shape[0])
-        reach = 2.0 * radius + 1e-9 * self.bbox_diagonal
-        verts = self._surface_vertices[_near_partners(x0, x1, self._surface_vertex_rows, m.vertex_body, body_lo,
-                                                      body_hi, pairs, reach)]
-        edges = np.flatnonzero(_near_partners(x0, x1, m.edges, m.vertex_body, body_lo, body_hi, pairs, reach))
-        faces = np.flatnonzero(_near_partners(x0, x1, m.faces, m.vertex_body, body_lo, body_hi, pairs, reach))
-        vf, ee = _broad_phase(x0, x1, verts, m.edges[edges], m.faces[faces], m.vertex_body, 0.5 * radius, pairs)
-        vf[:, 1] = faces[vf[:, 1]]
-        return vf, np.ascontiguousarray(edges[ee])
 
     def _min_distance_of(self, coll, x):
         """contact.min_distance(coll, mesh, x), remembered for the last MIN_DISTANCES_KEPT pairs of
@@ -1052,7 +890,7 @@ class Simulation:
         eps_u = self.settings.eps_v * self.settings.dt
         if coll is None and not self._penalty:
             if candidate_pairs is None:
-                candidate_pairs = self._candidates(x, x, self.dhat)
+                candidate_pairs = self.proximity.candidates(x, x, self.dhat)
             m = self.mesh
             barrier, fric, min_d2, *found = scene._barrier_terms(
                 x, *candidate_pairs, m.has_plane, m.rest_positions, m.edges, m.faces, m.face_edges, m.vertex_body,
@@ -1365,7 +1203,7 @@ class Simulation:
     def _ccd_fraction(self, x0, x1, candidate_pairs=None):
         """Largest fraction of the straight motion x0 -> x1 that CCD proves collision-free."""
         m = self.mesh
-        vf, ee, vp = candidate_pairs if candidate_pairs is not None else self._candidates(x0, x1, 0.0)
+        vf, ee, vp = candidate_pairs if candidate_pairs is not None else self.proximity.candidates(x0, x1, 0.0)
         return float(_collision_free_stepsize(x0, x1, vf, ee, vp, m.edges, m.faces, *self._plane_arrays, 0.0,
                                               DEFAULT_MAX_ITERATIONS, DEFAULT_CONSERVATIVE_RESCALING))
 
@@ -1674,7 +1512,7 @@ class Simulation:
                 break
             # One broad phase per iteration serves the CCD, every line-search energy and the next
             # iterate's contact set: all lie on the segment x -> x + dx.
-            pairs = self._candidates(x, x + dx, self.dhat)
+            pairs = self.proximity.candidates(x, x + dx, self.dhat)
             alpha = 1.0 if self._penalty else min(1.0, self._ccd_fraction(x, x + dx, pairs))
             X, dX = self.dofs.scene_positions(self.state, z), self.dofs.scene_steps(p)
             alpha = min(alpha, self._noninverting_fraction(X, dX))
@@ -1752,7 +1590,7 @@ class Simulation:
             trial = 2.0 * alpha
             if self._noninverting_fraction(X, trial * dX) < 1.0:
                 break
-            pairs = self._candidates(x, x + trial * dx, self.dhat)
+            pairs = self.proximity.candidates(x, x + trial * dx, self.dhat)
             if not self._penalty and self._ccd_fraction(x, x + trial * dx, pairs) < 1.0:
                 break
             t_terms, t_x, t_coll = self._energy(z + trial * p, z_tilde, friction, x_t, pairs)
@@ -1951,7 +1789,7 @@ class Simulation:
             return d if d <= max_distance else np.inf
         pair = np.zeros_like(m.can_collide)
         pair[a, b] = pair[b, a] = True
-        pairs = self._candidates(x, x, float(max_distance), can_collide=pair)
+        pairs = self.proximity.candidates(x, x, float(max_distance), can_collide=pair)
         coll = contact.build_collisions(m, x, max_distance, candidates=pairs)
         d = contact.min_distance(coll, m, x)
         return d if d <= max_distance else np.inf

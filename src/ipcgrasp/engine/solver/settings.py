@@ -24,7 +24,7 @@ MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin out
 # Looser values save no more time.
 ELASTIC_HESSIAN_REUSE = 1e-5
 # Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
-# where they were found (Simulation._candidates); the pairs are the same, only found faster.
+# where they were found (solver.proximity); the pairs are the same, only found faster.
 PAIR_CACHE_SLACK = 1.0
 # Drivers within this fraction of the scene's size of their targets are at rest (rounding: a
 # driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
