@@ -68,18 +68,17 @@ from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, neare
 from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import candidates
-from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.ldlt import Ldlt
 from ipcgrasp.engine.mounts import CompliantMount, linked_tet_entries
 from ipcgrasp.engine.neohookean import (
     _cofactor_into,
     _deformation_gradient_into,
     _det3,
-    _max_noninverting_step,
     _shape_derivatives_into,
 )
 from ipcgrasp.engine.penetration import PenetrationProbe
 from ipcgrasp.engine.solver.dofs import Dofs
+from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
 from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
     CARRIED_CONVERGED,
@@ -89,7 +88,6 @@ from ipcgrasp.engine.solver.settings import (
     ELASTIC_HESSIAN_REUSE,
     MAX_CLUSTER_PASSES,
     MAX_DRIVE_ROUNDS,
-    MAX_EXTRAPOLATIONS,
     MIN_DISTANCES_KEPT,
     UNPROJECTED_CONTACTS_NEAR,
     SolverSettings,
@@ -502,6 +500,9 @@ class Simulation:
         else:
             self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
         self.proximity = Proximity(self.mesh, self.dhat, self.bbox_diagonal)
+        sc = self._scene
+        self.step_limits = StepLimits(self.mesh, self._plane_arrays, self.proximity, sc["tets"], sc["Dm_inv"],
+                                      sc["tet_start"], [body.name for body in self.deformables])
         self._clusters = None  # penalty clusters of the current friction pass
         moved_affinely = np.zeros(len(self.bodies), dtype=bool)  # rigid objects, affine bodies, jaws
         for body in self.affines + self.kinematics:
@@ -1180,8 +1181,8 @@ class Simulation:
             self._refresh_driven()
 
         place(1.0)
-        alpha = 1.0 if self._penalty else self._ccd_fraction(x0, self.collision_positions())
-        alpha = min(alpha, self._noninverting_fraction(
+        alpha = 1.0 if self._penalty else self.step_limits.ccd_fraction(x0, self.collision_positions())
+        alpha = min(alpha, self.step_limits.noninverting_fraction(
             np.concatenate([self.dofs.deflected(state, i, old_def.get(i, x))
                             for i, x in enumerate(state.deformable_x)]),
             np.concatenate([targets_def[i] - old_def[i] if i in targets_def else np.zeros_like(x)
@@ -1199,25 +1200,6 @@ class Simulation:
             place(alpha)
         place(0.0)
         return 0.0, self._collisions(x0)
-
-    def _ccd_fraction(self, x0, x1, candidate_pairs=None):
-        """Largest fraction of the straight motion x0 -> x1 that CCD proves collision-free."""
-        m = self.mesh
-        vf, ee, vp = candidate_pairs if candidate_pairs is not None else self.proximity.candidates(x0, x1, 0.0)
-        return float(_collision_free_stepsize(x0, x1, vf, ee, vp, m.edges, m.faces, *self._plane_arrays, 0.0,
-                                              DEFAULT_MAX_ITERATIONS, DEFAULT_CONSERVATIVE_RESCALING))
-
-    def _noninverting_fraction(self, X, dX):
-        """Largest fraction (<= 1) of the deformable motion X -> X + dX (all bodies' vertices, as
-        Dofs.scene_positions) keeping every tet's J > 0, with neohookean.max_noninverting_step's
-        safety factor."""
-        sc = self._scene
-        fraction = _max_noninverting_step(X, dX, sc["tets"], sc["Dm_inv"], 0.9)
-        if fraction < 0.0:
-            for body, lo, hi in zip(self.deformables, sc["tet_start"], sc["tet_start"][1:]):
-                if _max_noninverting_step(X, dX, sc["tets"][lo:hi], sc["Dm_inv"][lo:hi], 0.9) < 0.0:
-                    raise ValueError(f"{body.name} has an inverted tet (J <= 0)")
-        return min(1.0, fraction)
 
     def step(self, drivers=None, dt: float | None = None, give_up=None,
              coarse_rounds: bool = False) -> StepStats | None:
@@ -1372,8 +1354,9 @@ class Simulation:
         slide = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
         carried = contact.friction_potential(friction, self.mesh, (self._P @ (h * v_t)).reshape(-1, 3), eps_u)
         admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
-        admissible = admissible and self._ccd_fraction(x_t, x) == 1.0
-        admissible = admissible and self._noninverting_fraction(X0, self.dofs.scene_positions(state, z) - X0) == 1.0
+        admissible = admissible and self.step_limits.ccd_fraction(x_t, x) == 1.0
+        admissible = admissible and self.step_limits.noninverting_fraction(
+            X0, self.dofs.scene_positions(state, z) - X0) == 1.0
         if admissible:
             coll = self._collisions(x)
             floor = 0.5 * min(self._min_distance_of(coll_t, x_t), self.dhat)
@@ -1513,28 +1496,25 @@ class Simulation:
             # One broad phase per iteration serves the CCD, every line-search energy and the next
             # iterate's contact set: all lie on the segment x -> x + dx.
             pairs = self.proximity.candidates(x, x + dx, self.dhat)
-            alpha = 1.0 if self._penalty else min(1.0, self._ccd_fraction(x, x + dx, pairs))
+            alpha = 1.0 if self._penalty else min(1.0, self.step_limits.ccd_fraction(x, x + dx, pairs))
             X, dX = self.dofs.scene_positions(self.state, z), self.dofs.scene_steps(p)
-            alpha = min(alpha, self._noninverting_fraction(X, dX))
+            alpha = min(alpha, self.step_limits.noninverting_fraction(X, dX))
             if terms is None:
                 terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
             e0 = self._total_energy(terms)
-            while True:
-                terms1, x1, coll1 = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
-                if self._total_energy(terms1) <= e0 or alpha < 1e-12:
-                    break
-                alpha *= 0.5
+            alpha, (terms1, x1, coll1) = backtrack(self._trial(z, p, z_tilde, friction, x_t, pairs), e0, alpha)
             if carried:
                 decrease, predicted = e0 - self._total_energy(terms1), -0.5 * float(g @ p)
                 if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
                     iteration -= 1  # the carried Hessian does not fit here: take this step with a fresh one
                     self.newton_iterations_run -= 1
                     continue
-            if alpha < 1e-12:
+            if alpha < MIN_STEP:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
             if alpha == 1.0 and not carried:
-                alpha, terms1, x1, coll1 = self._extrapolate(z, p, x, dx, z_tilde, friction, x_t, e0, float(g @ p),
-                                                             (terms1, x1, coll1), X, dX)
+                longer = self._longer_trial(z, p, x, dx, X, dX, z_tilde, friction, x_t)
+                alpha, (terms1, x1, coll1) = extrapolate(longer, e0, float(g @ p), self._total_energy(terms1),
+                                                         (terms1, x1, coll1))
             alphas.append(alpha)
             z = z + alpha * p
             x, coll, terms, g = x1, coll1, terms1, None
@@ -1572,33 +1552,33 @@ class Simulation:
         P = self._P
         return scene._step_norm(p, P.indptr, P.indices, P.data, self.dofs.position_dofs)
 
-    def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, X, dX):
-        """When the full Newton step p lowered E by more than 1.5 times what its quadratic model
-        predicts (-slope / 2, slope = g . p), the model overestimates the curvature along p
-        (directions of zero or negative curvature the PSD-projected Hessian cannot show: the
-        object sliding or rolling on the pads under the clamped contact Hessians, contacts leaving
-        the boundary layer), so try doubling the step, up to MAX_EXTRAPOLATIONS times, while E
-        keeps falling, no tet inverts and (barrier) CCD finds the longer motion collision-free.
-        Returns the fraction taken and (terms, x, contacts) there; accepted: those of the full
-        step; X, dX: the deformable vertices at z and their displacements under p (Dofs.scene_positions,
-        Dofs.scene_steps)."""
-        alpha, (terms, x1, coll1) = 1.0, accepted
-        best = self._total_energy(terms)
-        if not e0 - best > -0.75 * slope:
-            return alpha, terms, x1, coll1
-        for _ in range(MAX_EXTRAPOLATIONS):
-            trial = 2.0 * alpha
-            if self._noninverting_fraction(X, trial * dX) < 1.0:
-                break
-            pairs = self.proximity.candidates(x, x + trial * dx, self.dhat)
-            if not self._penalty and self._ccd_fraction(x, x + trial * dx, pairs) < 1.0:
-                break
-            t_terms, t_x, t_coll = self._energy(z + trial * p, z_tilde, friction, x_t, pairs)
-            energy = self._total_energy(t_terms)
-            if not energy < best:
-                break
-            alpha, best, terms, x1, coll1 = trial, energy, t_terms, t_x, t_coll
-        return alpha, terms, x1, coll1
+    def _trial(self, z, p, z_tilde, friction, x_t, pairs):
+        """The line search's trial at z + alpha p: alpha -> (E there, (its terms for _total_energy,
+        the contact positions, the active contacts)); pairs: Proximity.candidates over the
+        contact surface's motion under p."""
+
+        def trial_at(alpha):
+            found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+            return self._total_energy(found[0]), found
+
+        return trial_at
+
+    def _longer_trial(self, z, p, x, dx, X, dX, z_tilde, friction, x_t):
+        """The extrapolation's trial at z + alpha p (alpha > 1), as _trial, or None when the
+        longer step inverts a tet or (barrier) CCD finds a collision on it; x, dx: the contact
+        positions at z and their displacements under p; X, dX: the deformable vertices at z and
+        their displacements under p (Dofs.scene_positions, Dofs.scene_steps)."""
+
+        def trial_at(alpha):
+            if self.step_limits.noninverting_fraction(X, alpha * dX) < 1.0:
+                return None
+            pairs = self.proximity.candidates(x, x + alpha * dx, self.dhat)
+            if not self._penalty and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
+                return None
+            found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+            return self._total_energy(found[0]), found
+
+        return trial_at
 
     def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction, driver_lag):
         """Store the converged z (x, coll: its contact positions and active contacts) and report."""

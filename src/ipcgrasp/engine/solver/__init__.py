@@ -1,4 +1,5 @@
 """The parts of the time-step solver that `engine.simulation.Simulation` puts together, one job
 per module: settings (options, step report, failure, tuning constants), state (what evolves),
-dofs (the unknowns z and their maps to the bodies' positions) and proximity (broad-phase
-candidates and their cache)."""
+dofs (the unknowns z and their maps to the bodies' positions), proximity (broad-phase
+candidates and their cache) and line_search (admissible step fractions, backtracking,
+extrapolation)."""
