@@ -259,7 +259,7 @@ def test_mapped_blocks_match_a_dense_contraction():
     """Contact blocks carried into z by _add_mapped_blocks (per-block contraction, the columns
     from dense_lo on summed over blocks first) equal the upper triangle of P^T H P assembled
     densely; entries missing from the pattern are counted, not added."""
-    from ipcgrasp.engine.simulation import _add_mapped_blocks
+    from ipcgrasp.engine.solver.assembly import _add_mapped_blocks
 
     rng = np.random.default_rng(7)
     n_x, n_dof, dense_lo = 30, 22, 9  # coordinates 0-8 on own dofs, the rest through 13 shared ones
@@ -312,7 +312,7 @@ def test_mapped_blocks_match_a_dense_contraction():
 def test_grown_pattern_keys_are_numpys_unique_union():
     """A pattern's sorted keys grown by new keys (any order, repeated, overlapping the old ones,
     either side empty) are np.unique of both."""
-    from ipcgrasp.engine.simulation import _union_keys
+    from ipcgrasp.engine.solver.assembly import _union_keys
 
     rng = np.random.default_rng(3)
     for _ in range(500):

@@ -1,5 +1,5 @@
 """The parts of the time-step solver that `engine.simulation.Simulation` puts together, one job
 per module: settings (options, step report, failure, tuning constants), state (what evolves),
 dofs (the unknowns z and their maps to the bodies' positions), proximity (broad-phase
-candidates and their cache) and line_search (admissible step fractions, backtracking,
-extrapolation)."""
+candidates and their cache), line_search (admissible step fractions, backtracking,
+extrapolation) and assembly (the kernels that assemble the Hessian into its sparse pattern)."""
