@@ -16,11 +16,12 @@ With SolverSettings.contact_model = "penalty" the barrier is replaced by the BLE
 potential of `penalty` (h^2 times its energy, lagged friction with penalty normal forces,
 optional k-means contact clusters): discrete collision detection only, i.e. no CCD in the line
 search or the drive and no adaptive stiffness; the tet non-inversion limit and the energy
-backtracking stay. Newton uses the penalty's Gauss-Newton Hessian, and a full step that lowers E
-by more than 1.5 times its quadratic model predicts is doubled while E keeps falling (contacts
-leaving the layers or sliding round an edge have less curvature than the PSD model). With
-clustering a step takes at least two passes (see `penalty`). Either way every step reports the
-actual interpenetration (`penetration`) and the largest gap at which a contact force acted.
+backtracking stay (the two models behind one interface: solver.contact_model). Newton uses the
+penalty's Gauss-Newton Hessian, and a full step that lowers E by more than 1.5 times its
+quadratic model predicts is doubled while E keeps falling (contacts leaving the layers or
+sliding round an edge have less curvature than the PSD model). With clustering a step takes at
+least two passes (see `penalty`). Either way every step reports the actual interpenetration
+(`penetration`) and the largest gap at which a contact force acted.
 
 The Hessian's upper triangle is assembled straight into a CSC pattern that is kept while the
 contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
@@ -62,7 +63,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ipcgrasp.engine import collisions as contact
-from ipcgrasp.engine import penalty, scene
+from ipcgrasp.engine import scene
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, nearest_rotation
 from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
@@ -78,7 +79,6 @@ from ipcgrasp.engine.neohookean import (
 )
 from ipcgrasp.engine.penetration import PenetrationProbe
 from ipcgrasp.engine.solver.assembly import (
-    _add_contact_hessians,
     _add_mapped_blocks,
     _add_mapped_hessian,
     _add_scaled,
@@ -89,6 +89,7 @@ from ipcgrasp.engine.solver.assembly import (
     _pattern_slots,
     _union_keys,
 )
+from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact, body_pair_resultants
 from ipcgrasp.engine.solver.dofs import Dofs
 from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
 from ipcgrasp.engine.solver.proximity import Proximity
@@ -196,8 +197,7 @@ class Simulation:
         s = self.settings
         lo, hi = self._x.min(axis=0), self._x.max(axis=0)
         self.bbox_diagonal = float(np.linalg.norm(hi - lo))
-        self._penalty = s.contact_model == "penalty"
-        if self._penalty:
+        if s.contact_model == "penalty":
             self.dhat = 2.0 * float(s.penalty_margin)
         else:
             self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
@@ -205,7 +205,8 @@ class Simulation:
         sc = self._scene
         self.step_limits = StepLimits(self.mesh, self._plane_arrays, self.proximity, sc["tets"], sc["Dm_inv"],
                                       sc["tet_start"], [body.name for body in self.deformables])
-        self._clusters = None  # penalty clusters of the current friction pass
+        self.contact_model = (PenaltyContact(s, self.proximity.plane_vertices) if s.contact_model == "penalty"
+                              else BarrierContact(s, self.dhat, self.proximity, sc["no_friction"]))
         moved_affinely = np.zeros(len(self.bodies), dtype=bool)  # rigid objects, affine bodies, jaws
         for body in self.affines + self.kinematics:
             moved_affinely[self.index[body.name]] = True
@@ -554,10 +555,7 @@ class Simulation:
         (default: a broad phase at x alone)."""
         if candidate_pairs is None:
             candidate_pairs = self.proximity.candidates(x, x, self.dhat)
-        if self._penalty:
-            return penalty.build_contacts(self.mesh, x, self.settings.penalty_margin, candidate_pairs,
-                                          self.proximity.plane_vertices)
-        return contact._collisions_from_candidates(self.mesh, x, self.dhat, *candidate_pairs)
+        return self.contact_model.collisions(self.mesh, x, candidate_pairs)
 
     def _min_distance_of(self, coll, x):
         """contact.min_distance(coll, mesh, x), remembered for the last MIN_DISTANCES_KEPT pairs of
@@ -574,15 +572,15 @@ class Simulation:
         self._min_distances = [(coll, x, value)] + self._min_distances[:MIN_DISTANCES_KEPT - 1]
 
     def _min_distance(self, x):
-        if self._penalty:
-            return float(penalty.contact_distances(self._collisions(x), self.mesh, x).min(initial=np.inf))
-        return contact.min_distance(self._collisions(x), self.mesh, x)
+        """Smallest distance (m) over the active contacts at x (the contact model's)."""
+        return self.contact_model.min_distance(self.mesh, x, self._collisions(x))
 
     def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None, coll=None):
         """(the terms of E(z) for _total_energy, x(z), active contacts at x(z)); coll: those
         contacts if already known, else they are built from candidate_pairs (default: a broad
-        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality + mounts), the barrier
-        sum without kappa (kappa may change before they are summed), the friction potential."""
+        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality + mounts), the contact
+        model's term (the barrier sum without kappa: kappa may change before they are summed), the
+        friction potential."""
         sc, M = self._scene, self._M
         e = scene._energy_without_contact(z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data,
                                           self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
@@ -591,47 +589,24 @@ class Simulation:
                                           sc["mount_stiffness"])
         x = self.collision_positions(z)
         eps_u = self.settings.eps_v * self.settings.dt
-        if coll is None and not self._penalty:
+        if coll is None:
             if candidate_pairs is None:
                 candidate_pairs = self.proximity.candidates(x, x, self.dhat)
-            m = self.mesh
-            barrier, fric, min_d2, *found = scene._barrier_terms(
-                x, *candidate_pairs, m.has_plane, m.rest_positions, m.edges, m.faces, m.face_edges, m.vertex_body,
-                m.can_collide, m.plane_body_mask, *contact._plane_arrays(m), self.dhat, friction is not None,
-                *self._friction_arrays(friction), x if x_t is None else x_t, eps_u)
-            coll = contact.Collisions(*found)
-            # as contact.min_distance computes it from the same squared distances
-            self._remember_min_distance(coll, x, float(np.sqrt(max(min_d2, 0.0))) if len(coll) else np.inf)
-            return (e, barrier, None if friction is None else fric), x, coll
-        if coll is None:
-            coll = self._collisions(x, candidate_pairs)
-        barrier = self._contact_potential(coll, x)
+            contact_term, fric, coll, min_distance = self.contact_model.terms(self.mesh, x, candidate_pairs,
+                                                                              friction, x_t)
+            if min_distance is not None:
+                self._remember_min_distance(coll, x, min_distance)
+            return (e, contact_term, fric), x, coll
+        contact_term = self.contact_model.potential(self.mesh, coll, x)
         fric = None
         if friction is not None:
             fric = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
-        return (e, barrier, fric), x, coll
-
-    def _friction_arrays(self, friction):
-        """The arrays engine.scene's kernels take for lagged friction (empty ones for None)."""
-        if friction is None:
-            return self._scene["no_friction"]
-        return (friction.kind, friction.vertices, friction.tangent_basis, friction.closest_point, friction.mu,
-                friction.normal_force)
-
-    def _contact_potential(self, coll, x):
-        """The contact term of E at x: the barrier sum without kappa, or h^2 times the penalty
-        energy (J)."""
-        if not self._penalty:
-            return contact.barrier_potential(coll, self.mesh, x, self.dhat)
-        s = self.settings
-        if self._clusters is not None:
-            return s.dt ** 2 * penalty.cluster_potential(self._clusters, x, s.penalty_stiffness)
-        return s.dt ** 2 * penalty.penalty_potential(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
+        return (e, contact_term, fric), x, coll
 
     def _total_energy(self, terms):
         """E from the terms of _energy at the current barrier stiffness."""
         e, barrier, fric = terms
-        e += (1.0 if self._penalty else self.barrier_stiffness) * barrier
+        e += self.contact_model.weight(self.barrier_stiffness) * barrier
         if fric is not None:
             e += fric
         return e
@@ -650,25 +625,7 @@ class Simulation:
         """Gradient (n_dof,) of the incremental potential at z; x, coll: the contact positions and
         active contacts at z."""
         g = self._gradient_without_contact(z, z_tilde)
-        if not self._penalty:
-            PT = self._PT
-            scene._add_barrier_gradient(g, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
-                                        coll.edge_edge_type, coll.eps_x, coll.weight,
-                                        *contact._plane_arrays(self.mesh), self.dhat, self.barrier_stiffness,
-                                        friction is not None, *self._friction_arrays(friction),
-                                        x if x_t is None else x_t, self.settings.eps_v * self.settings.dt)
-            return g
-        s = self.settings
-        if self._clusters is not None:
-            gx = penalty.cluster_potential_gradient(self._clusters, x, s.penalty_stiffness)
-        else:
-            gx = penalty.penalty_potential_gradient(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
-        gx = s.dt ** 2 * gx.ravel()
-        if friction is not None:
-            u, eps = x - x_t, self.settings.eps_v * self.settings.dt
-            gx = gx + contact.friction_potential_gradient(friction, self.mesh, u, eps).ravel()
-        g += self._PT @ gx
-        return g
+        return self.contact_model.add_gradient(g, self._PT, self.mesh, x, coll, self.barrier_stiffness, friction, x_t)
 
     def _hessian(self, z, friction, x_t, x, coll, project=True):
         """Upper-triangle CSC values (in the current pattern) of the Hessian of the incremental
@@ -677,26 +634,10 @@ class Simulation:
         grows when contacts couple degrees of freedom it lacks."""
         data = self._hessian_without_contact(z)
         self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
-        s = self.settings
-        if not self._penalty:
-            missing, *terms = _add_contact_hessians(
-                data, self._indptr, self._indices, self._z_index, self._z_coef, self.dofs.dense_lo, x, coll.kind,
-                coll.vertices, coll.edge_edge_type, coll.eps_x, coll.weight, *contact._plane_arrays(self.mesh),
-                self.dhat, self.barrier_stiffness, friction is not None, *self._friction_arrays(friction),
-                x if x_t is None else x_t, s.eps_v * s.dt, project)
-            if friction is None:
-                terms.pop()
-            return self._grown(z, terms) if missing else data
-        if self._clusters is not None:
-            terms = [(*penalty.cluster_potential_hessian(self._clusters, x, s.penalty_stiffness), s.dt ** 2, None)]
-        else:
-            terms = [(*penalty.penalty_potential_hessian(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness),
-                      s.dt ** 2, contact._triplet_offsets(coll.kind))]
-        if friction is not None:
-            u, eps = x - x_t, self.settings.eps_v * self.settings.dt
-            terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0,
-                          contact._triplet_offsets(friction.kind)))
-        return self._grown(z, terms) if self._add_contact_terms(data, terms) else data
+        pattern = (self._indptr, self._indices, self._z_index, self._z_coef, self.dofs.dense_lo)
+        missing, terms = self.contact_model.add_hessian(data, pattern, self._add_contact_terms, self.mesh, x, coll,
+                                                        self.barrier_stiffness, friction, x_t, project)
+        return self._grown(z, terms) if missing else data
 
     def _grown(self, z, terms):
         """The pattern grown by the entries the x-space Hessian terms (rows, cols, vals, scale,
@@ -883,7 +824,8 @@ class Simulation:
             self._refresh_driven()
 
         place(1.0)
-        alpha = 1.0 if self._penalty else self.step_limits.ccd_fraction(x0, self.collision_positions())
+        continuous = self.contact_model.continuous
+        alpha = self.step_limits.ccd_fraction(x0, self.collision_positions()) if continuous else 1.0
         alpha = min(alpha, self.step_limits.noninverting_fraction(
             np.concatenate([self.dofs.deflected(state, i, old_def.get(i, x))
                             for i, x in enumerate(state.deformable_x)]),
@@ -891,7 +833,7 @@ class Simulation:
                             for i, x in enumerate(state.deformable_x)])) if self.deformables else 1.0)
         if alpha < 1.0:
             place(alpha)
-        if self._penalty:  # discrete detection: no CCD, no distance floor
+        if not continuous:  # discrete detection: no CCD, no distance floor
             return alpha, self._collisions(self.collision_positions())
         for _ in range(10):
             x = self.collision_positions()
@@ -959,7 +901,7 @@ class Simulation:
         z_tilde = self._predicted(z_t, v_t)
         last_x, last_coll = self._accepted_contacts
         coll_t = last_coll if np.array_equal(last_x, x_t) else self._collisions(x_t)
-        if not self._penalty:
+        if self.contact_model.continuous:
             self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
         friction = self._friction_collisions(x_t, coll_t)
         targets_def, targets_kin = self._driver_targets(drivers)
@@ -992,7 +934,7 @@ class Simulation:
             if give_up is not None and give_up(self._normal_resultants(x, coll), self._strain_energy(z)):
                 return None
         z = self.pack()
-        clustering = self._penalty and self.settings.penalty_clusters > 0
+        clustering = self.contact_model.clustering
         passes = max(1 + clustering, self.settings.friction_iterations)
         k = 0
         while True:
@@ -1004,8 +946,7 @@ class Simulation:
             k += 1
             # clusters are lagged: pass again while contacts begin outside them
             if k >= passes and not (clustering and k < passes + MAX_CLUSTER_PASSES
-                                    and penalty.has_unclustered_contacts(self._clusters, coll, self.mesh, x,
-                                                                         self.settings.penalty_margin)):
+                                    and self.contact_model.has_unclustered_contacts(self.mesh, coll, x)):
                 break
         return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
                             self._driver_gap(targets_def, targets_kin))
@@ -1035,7 +976,7 @@ class Simulation:
         ever harder), where starting from rest lets it die out. Barrier contact only (penalty
         contact has no CCD to prove the jump safe)."""
         at_rest = self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
-        if self._penalty or at_rest:
+        if not self.contact_model.continuous or at_rest:
             return None
         state = self.state
         before = state.copy()
@@ -1085,16 +1026,7 @@ class Simulation:
         contacts are clustered (the clusters then replace them until the next call), else they
         act one by one (the first pass of a step finds the contacts the clusters start from)."""
         coll = self._collisions(x_lagged) if coll is None else coll
-        if not self._penalty:
-            return contact.build_friction_collisions(coll, self.mesh, x_lagged, self.dhat, self.barrier_stiffness)
-        s = self.settings
-        stiffness = s.dt ** 2 * s.penalty_stiffness  # lambda in the incremental potential's units
-        if cluster:
-            self._clusters = penalty.cluster_contacts(coll, self.mesh, x_lagged, s.penalty_margin, s.penalty_clusters,
-                                                      stiffness)
-            return self._clusters.members
-        self._clusters = None
-        return penalty.build_friction_collisions(coll, self.mesh, x_lagged, s.penalty_margin, stiffness)
+        return self.contact_model.friction_collisions(self.mesh, x_lagged, coll, self.barrier_stiffness, cluster)
 
     def incremental_potential(self):
         """The coming step's incremental potential from the current state, without drivers:
@@ -1102,7 +1034,7 @@ class Simulation:
         z_t = self.pack()
         z_tilde = self._predicted(z_t, self.pack(velocities=True))
         x_t = self.collision_positions(z_t)
-        if self.barrier_stiffness is None and not self._penalty:
+        if self.barrier_stiffness is None and self.contact_model.continuous:
             self._init_barrier_stiffness(z_t, z_tilde, x_t, self._collisions(x_t))
         friction = self._friction_collisions(x_t)
 
@@ -1130,7 +1062,7 @@ class Simulation:
         g_b = np.zeros(self.n_dof)  # P^T grad B with kappa = 1
         scene._add_barrier_gradient(g_b, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
                                     coll.edge_edge_type, coll.eps_x, coll.weight, *self._plane_arrays, self.dhat,
-                                    1.0, False, *self._friction_arrays(None), x, 0.0)
+                                    1.0, False, *self._scene["no_friction"], x, 0.0)
         kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self._average_mass, g_e, g_b,
                                                      self.settings.min_barrier_stiffness_scale)
         kappa, kappa_max = max(kappa, floor), max(kappa_max, 100.0 * floor)
@@ -1157,7 +1089,8 @@ class Simulation:
         s, h = self.settings, self.settings.dt
         tol = tolerance * s.newton_tolerance
         alphas = []
-        prev_min_d2 = None if self._penalty else self._min_distance_of(coll, x) ** 2
+        continuous = self.contact_model.continuous
+        prev_min_d2 = self._min_distance_of(coll, x) ** 2 if continuous else None
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
@@ -1181,7 +1114,7 @@ class Simulation:
                 carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
             if not carried:
                 near = step_norm / h <= UNPROJECTED_CONTACTS_NEAR * tol
-                p = self._newton_direction(z, g, friction, x_t, x, coll, project_contacts=self._penalty or not near)
+                p = self._newton_direction(z, g, friction, x_t, x, coll, project_contacts=not continuous or not near)
                 if not np.isfinite(p).all():
                     raise StepFailed("linear solve produced NaN/inf", self.state.copy())
                 step_norm, dx = self._step_norm(p)
@@ -1198,7 +1131,7 @@ class Simulation:
             # One broad phase per iteration serves the CCD, every line-search energy and the next
             # iterate's contact set: all lie on the segment x -> x + dx.
             pairs = self.proximity.candidates(x, x + dx, self.dhat)
-            alpha = 1.0 if self._penalty else min(1.0, self.step_limits.ccd_fraction(x, x + dx, pairs))
+            alpha = min(1.0, self.step_limits.ccd_fraction(x, x + dx, pairs)) if continuous else 1.0
             X, dX = self.dofs.scene_positions(self.state, z), self.dofs.scene_steps(p)
             alpha = min(alpha, self.step_limits.noninverting_fraction(X, dX))
             if terms is None:
@@ -1220,7 +1153,7 @@ class Simulation:
             alphas.append(alpha)
             z = z + alpha * p
             x, coll, terms, g = x1, coll1, terms1, None
-            if self._penalty:
+            if not continuous:
                 continue
             min_d2 = self._min_distance_of(coll, x) ** 2
             self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
@@ -1275,7 +1208,7 @@ class Simulation:
             if self.step_limits.noninverting_fraction(X, alpha * dX) < 1.0:
                 return None
             pairs = self.proximity.candidates(x, x + alpha * dx, self.dhat)
-            if not self._penalty and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
+            if self.contact_model.continuous and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
                 return None
             found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
             return self._total_energy(found[0]), found
@@ -1295,16 +1228,10 @@ class Simulation:
         self._x = x
         self._accepted_contacts = (x, coll)
         B = len(self.bodies)
-        if self._penalty:
-            normal, min_distance, n_contacts, force_gap = self._penalty_forces(coll, x, B)
-            kappa = float("nan")
-        else:
-            normal = self._normal_resultants(x, coll)
-            min_distance, n_contacts = self._min_distance_of(coll, x), len(coll.kind)
-            kappa = self.barrier_stiffness
-            force_gap = float(penalty.contact_distances(coll, self.mesh, x).max(initial=0.0))  # every one pushes
+        normal, min_distance, n_contacts, force_gap, kappa = self.contact_model.report(
+            self.mesh, x, coll, self.barrier_stiffness, B, self._min_distance_of)
         forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
-        fric = self._resultants(friction.vertices, friction.bodies, forces, B)
+        fric = body_pair_resultants(self.mesh, friction.vertices, friction.bodies, forces, B)
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
                          driver_fraction=driver_fraction, driver_lag=driver_lag, min_distance=min_distance,
                          n_contacts=n_contacts, barrier_stiffness=kappa,
@@ -1322,35 +1249,7 @@ class Simulation:
     def _normal_resultants(self, x, coll) -> np.ndarray:
         """The normal contact forces (N) between the bodies at contact positions x (coll: the
         active contacts there) as body-pair resultants (B+1, B+1, 3) (StepStats.contact_force)."""
-        B = len(self.bodies)
-        if self._penalty:
-            return self._penalty_forces(coll, x, B)[0]
-        forces = contact.contact_forces(coll, self.mesh, x, self.dhat, self.barrier_stiffness / self.settings.dt ** 2)
-        return self._resultants(coll.vertices, coll.bodies, forces, B)
-
-    def _penalty_forces(self, coll, x, B):
-        """Under penalty at the accepted x (coll: its contacts): the normal force resultants, the
-        smallest contact distance, the number of active contacts (or clusters) and the largest
-        distance at which a force acts (m)."""
-        s = self.settings
-        distances = penalty.contact_distances(coll, self.mesh, x)
-        min_distance = float(distances.min(initial=np.inf))
-        clusters = self._clusters
-        if clusters is None:
-            active = distances < np.where(coll.kind == contact.VERTEX_PLANE, s.penalty_margin, 2.0 * s.penalty_margin)
-            forces = penalty.contact_forces(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
-            return (self._resultants(coll.vertices, coll.bodies, forces, B), min_distance, int(active.sum()),
-                    float(distances[active].max(initial=0.0)))
-        active = penalty.cluster_depths(clusters, x) > 0.0
-        forces = penalty.cluster_forces(clusters, x, s.penalty_stiffness)
-        gaps = penalty.cluster_member_gaps(clusters, x)[active[clusters.member_cluster]]
-        return (self._resultants(clusters.vertices[:, None], clusters.bodies[clusters.vertex_cluster],
-                                 forces[:, None, :], B), min_distance, int(active.sum()), float(gaps.max(initial=0.0)))
-
-    def _resultants(self, vertices, bodies, forces, B):
-        """Sum per-contact vertex forces (K,m,3) on the contacts' vertices (K,m) (-1: padding)
-        between the bodies (K,2) (-1: the ground) into body-pair resultants (B+1, B+1, 3)."""
-        return scene._body_pair_resultants(vertices, bodies, self.mesh.vertex_body, forces, B)
+        return self.contact_model.normal_resultants(self.mesh, x, coll, self.barrier_stiffness, len(self.bodies))
 
     # --------------------------------------------------------------------------------- queries
     def affine_pose(self, name) -> np.ndarray:
@@ -1420,7 +1319,7 @@ class Simulation:
             a, b = self.index[name], self.index[other]
             pair[a, b] = pair[b, a] = m.can_collide[a, b]
         accepted_x, accepted = self._accepted_contacts
-        if not self._penalty and accepted is not None and np.array_equal(accepted_x, x):
+        if self.contact_model.continuous and accepted is not None and np.array_equal(accepted_x, x):
             # a body pair's collisions come from its own candidates alone: selecting them from all
             # of the step's gives what a broad phase over the pair would (same order and weights)
             a, b = accepted.bodies[:, 0], accepted.bodies[:, 1]

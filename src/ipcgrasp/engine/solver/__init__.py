@@ -2,4 +2,5 @@
 per module: settings (options, step report, failure, tuning constants), state (what evolves),
 dofs (the unknowns z and their maps to the bodies' positions), proximity (broad-phase
 candidates and their cache), line_search (admissible step fractions, backtracking,
-extrapolation) and assembly (the kernels that assemble the Hessian into its sparse pattern)."""
+extrapolation), assembly (the kernels that assemble the Hessian into its sparse pattern) and
+contact_model (barrier and penalty contact behind one interface)."""
