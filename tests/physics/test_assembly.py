@@ -47,7 +47,7 @@ def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
     Hx = sp.coo_matrix((sim.barrier_stiffness * v, (r, c)), shape=(n3, n3)).toarray()
     r, c, v = contact.friction_potential_hessian(friction, sim.mesh, x - x_t, sim.settings.eps_v * sim.settings.dt)
     Hx += sp.coo_matrix((v, (r, c)), shape=(n3, n3)).toarray()
-    P = sim._P.toarray()
+    P = sim.contact_map.P.toarray()
     return H + P.T @ Hx @ P, n
 
 

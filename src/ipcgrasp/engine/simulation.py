@@ -90,7 +90,7 @@ from ipcgrasp.engine.solver.assembly import (
     _union_keys,
 )
 from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact, body_pair_resultants
-from ipcgrasp.engine.solver.dofs import Dofs
+from ipcgrasp.engine.solver.dofs import ContactMap, Dofs
 from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
 from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
@@ -314,9 +314,16 @@ class Simulation:
             vertex_body.append(np.full(len(surf), b, dtype=np.int64))
             n += len(surf)
         self.n_collision_vertices = n
-        self._P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                shape=(3 * n, self.n_dof))
-        self._PT = self._P.T.tocsr()
+        driven_deformable = []  # (deformable index, rows of x, its driven contact vertices)
+        driven_kinematic = []  # (kinematic index, first row of x, end row)
+        for body, (start, surf) in zip(self.bodies, self._surface):
+            if isinstance(body, DeformableBody):
+                i = self.deformables.index(body)
+                driven = self.dofs.vertex_dof[i][surf] < 0
+                driven_deformable.append((i, start + np.flatnonzero(driven), surf[driven]))
+            elif isinstance(body, KinematicBody):
+                driven_kinematic.append((self.kinematics.index(body), start, start + len(surf)))
+        self.contact_map = ContactMap(rows, cols, vals, n, self.n_dof, driven_deformable, driven_kinematic)
         B = len(self.bodies)
         can_collide = ~np.eye(B, dtype=bool)
         kin = [self.index[k.name] for k in self.kinematics]
@@ -331,15 +338,6 @@ class Simulation:
             plane = (self.ground.origin, self.ground.normal)
             plane_bodies[:] = True
             plane_bodies[kin] = False
-        self._driven_deformable = []  # (deformable index, rows of x, its driven contact vertices)
-        self._driven_kinematic = []  # (kinematic index, first row of x, end row)
-        for body, (start, surf) in zip(self.bodies, self._surface):
-            if isinstance(body, DeformableBody):
-                i = self.deformables.index(body)
-                driven = self.dofs.vertex_dof[i][surf] < 0
-                self._driven_deformable.append((i, start + np.flatnonzero(driven), surf[driven]))
-            elif isinstance(body, KinematicBody):
-                self._driven_kinematic.append((self.kinematics.index(body), start, start + len(surf)))
         self._x = np.zeros((n, 3))
         self._refresh_driven()
         self.mesh = contact.CollisionMesh.build(self._x, np.concatenate(faces), np.concatenate(vertex_body),
@@ -445,8 +443,7 @@ class Simulation:
 
     def _build_hessian_pattern(self):
         """The z-space entries of the Hessian's fixed parts (mass, per-tet elastic blocks with
-        prescribed rows/columns dropped, orthogonality blocks), the per-coordinate map of
-        x = P z + c used to carry contact Hessians into z, and the initial CSC pattern."""
+        prescribed rows/columns dropped, orthogonality blocks) and the initial CSC pattern."""
         rows, cols = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
         for body, dof in zip(self.deformables, self.dofs.vertex_dof):  # entry 144 t + 12 r + c of tet t, all bodies
             tet_dof = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
@@ -475,17 +472,6 @@ class Simulation:
         self._linked = tuple(np.concatenate([e[k] for e in linked] + [empty])
                              for k, empty in enumerate((np.zeros(0, np.int64), np.zeros(0, np.int64),
                                                         np.zeros(0, np.int64), np.zeros(0))))
-        P = self._P
-        per_row = np.diff(P.indptr)
-        if per_row.max(initial=0) > 4:
-            raise ValueError("a contact coordinate depends on more than 4 degrees of freedom")
-        self._z_index = -np.ones((P.shape[0], 4), dtype=np.int64)
-        self._z_coef = np.zeros((P.shape[0], 4))
-        P = P.sorted_indices()
-        slot = np.arange(P.nnz) - np.repeat(P.indptr[:-1], per_row)
-        row = np.repeat(np.arange(P.shape[0]), per_row)
-        self._z_index[row, slot] = P.indices
-        self._z_coef[row, slot] = P.data
         static = [self._mass_entries[:2], self._tet_entries, self._ortho_entries, self._linked[1:3]]
         keys = [c * self.n_dof + r for r, c in static]
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
@@ -530,13 +516,8 @@ class Simulation:
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
-        """Write the driven (prescribed/kinematic) positions into c of x = P z + c."""
-        c = np.zeros((self.n_collision_vertices, 3))
-        for i, rows, vertices in self._driven_deformable:
-            c[rows] = self.state.deformable_x[i][vertices]
-        for k, lo, hi in self._driven_kinematic:
-            c[lo:hi] = self.state.kinematic_x[k]
-        self._c = c.ravel()
+        """Write the driven (prescribed/kinematic) positions of the state into c of x = P z + c."""
+        self.contact_map.refresh(self.state)
         self._x = self.collision_positions()
 
     def pack(self, state: State | None = None, velocities: bool = False) -> np.ndarray:
@@ -545,9 +526,7 @@ class Simulation:
 
     def collision_positions(self, z=None) -> np.ndarray:
         """Contact-surface vertex positions (N,3) in m for DOF vector z (default: the state's)."""
-        z = self.pack() if z is None else z
-        P = self._P
-        return scene._collision_positions(P.indptr, P.indices, P.data, z, self._c)
+        return self.contact_map.positions(self.pack() if z is None else z)
 
     # ------------------------------------------------------------------------------ potentials
     def _collisions(self, x, candidate_pairs=None):
@@ -625,7 +604,8 @@ class Simulation:
         """Gradient (n_dof,) of the incremental potential at z; x, coll: the contact positions and
         active contacts at z."""
         g = self._gradient_without_contact(z, z_tilde)
-        return self.contact_model.add_gradient(g, self._PT, self.mesh, x, coll, self.barrier_stiffness, friction, x_t)
+        return self.contact_model.add_gradient(g, self.contact_map.PT, self.mesh, x, coll, self.barrier_stiffness,
+                                               friction, x_t)
 
     def _hessian(self, z, friction, x_t, x, coll, project=True):
         """Upper-triangle CSC values (in the current pattern) of the Hessian of the incremental
@@ -634,7 +614,7 @@ class Simulation:
         grows when contacts couple degrees of freedom it lacks."""
         data = self._hessian_without_contact(z)
         self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
-        pattern = (self._indptr, self._indices, self._z_index, self._z_coef, self.dofs.dense_lo)
+        pattern = (self._indptr, self._indices, self.contact_map.z_index, self.contact_map.z_coef, self.dofs.dense_lo)
         missing, terms = self.contact_model.add_hessian(data, pattern, self._add_contact_terms, self.mesh, x, coll,
                                                         self.barrier_stiffness, friction, x_t, project)
         return self._grown(z, terms) if missing else data
@@ -644,7 +624,7 @@ class Simulation:
         offsets) couple and it lacks, and the Hessian values at z in it: the values without contact
         (carried over from the old pattern) plus the terms."""
         old_keys = self._hessian_keys
-        missing = [_missing_hessian_keys(r, c, self._z_index, self.n_dof, self._indptr, self._indices)
+        missing = [_missing_hessian_keys(r, c, self.contact_map.z_index, self.n_dof, self._indptr, self._indices)
                    for r, c, *_ in terms]
         keys = _union_keys(old_keys, np.concatenate(missing))
         self._set_hessian_pattern(keys, np.searchsorted(keys, old_keys))
@@ -680,13 +660,13 @@ class Simulation:
         x = P z + c (offsets: per-contact block boundaries of the triplets, contracted block by
         block; None: triplet by triplet); returns how many z-space entries the pattern lacks."""
         missing = 0
+        z_index, z_coef = self.contact_map.z_index, self.contact_map.z_coef
         for r, c, v, scale, offsets in terms:
             if offsets is None:
-                missing += _add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, self._z_index,
-                                               self._z_coef)
+                missing += _add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, z_index, z_coef)
             else:
                 missing += _add_mapped_blocks(data, self._indptr, self._indices, r, v, offsets, scale,
-                                              self._z_index, self._z_coef, self.dofs.dense_lo)
+                                              z_index, z_coef, self.dofs.dense_lo)
         return missing
 
     def _factor(self, data) -> bool:
@@ -995,7 +975,8 @@ class Simulation:
         h = self.settings.dt
         eps_u = self.settings.eps_v * h
         slide = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
-        carried = contact.friction_potential(friction, self.mesh, (self._P @ (h * v_t)).reshape(-1, 3), eps_u)
+        carried = contact.friction_potential(friction, self.mesh, (self.contact_map.P @ (h * v_t)).reshape(-1, 3),
+                                             eps_u)
         admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
         admissible = admissible and self.step_limits.ccd_fraction(x_t, x) == 1.0
         admissible = admissible and self.step_limits.noninverting_fraction(
@@ -1058,7 +1039,7 @@ class Simulation:
             self.max_barrier_stiffness = max(bound, 100.0 * floor)
             return
         g_e = self._gradient_without_contact(z, z_tilde)
-        PT = self._PT
+        PT = self.contact_map.PT
         g_b = np.zeros(self.n_dof)  # P^T grad B with kappa = 1
         scene._add_barrier_gradient(g_b, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
                                     coll.edge_edge_type, coll.eps_x, coll.weight, *self._plane_arrays, self.dhat,
@@ -1184,8 +1165,7 @@ class Simulation:
     def _step_norm(self, p):
         """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
         surface, the contact-surface displacements (N,3) under it)."""
-        P = self._P
-        return scene._step_norm(p, P.indptr, P.indices, P.data, self.dofs.position_dofs)
+        return self.contact_map.step_norm(p, self.dofs.position_dofs)
 
     def _trial(self, z, p, z_tilde, friction, x_t, pairs):
         """The line search's trial at z + alpha p: alpha -> (E there, (its terms for _total_energy,

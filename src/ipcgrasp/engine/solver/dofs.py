@@ -4,12 +4,14 @@ z holds, in this order, the coordinates (m) of each deformable body's free (not 
 vertices, 3 per vertex, body after body; the 12 affine coordinates q = (p, A) of each affine
 body (p in m, A's entries dimensionless); and the deflection u (m) of each compliant mount.
 Prescribed vertices and kinematic bodies are not unknowns: the state holds where their drivers
-put them, and a mounted one sits u along its mount's axis from there.
+put them, and a mounted one sits u along its mount's axis from there. The contact surface's
+vertices x (N,3), m, follow z through the affine map x = P z + c (ContactMap).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ipcgrasp.engine import scene
 from ipcgrasp.engine.solver.state import State
@@ -156,3 +158,55 @@ class Dofs:
         return scene._deformable_positions(np.zeros((self.n_vertices, 3)), p, self.free_rows, self.free_dofs,
                                            self.prescribed_rows, self.prescribed_mount, self.motion,
                                            self.mount_offset)
+
+
+class ContactMap:
+    """x = P z + c: the contact-surface vertex positions (N,3), m, at the unknowns z.
+
+    P (3N, n_dof), sparse CSR (row 3 v + a: coordinate a of vertex v), from the triplets rows,
+    cols, vals (lists of arrays, summed where they repeat); PT its transpose; z_index, z_coef
+    (3N, 4): row i of P as up to 4 (z index, coefficient) pairs, indices ascending, -1 after the
+    last; c (3N,): the driven vertices' positions (prescribed and kinematic, m; 0 elsewhere), set
+    by `refresh`. driven_deformable: per deformable, (its index, its rows of x, its driven
+    vertices); driven_kinematic: per kinematic body, (its index, its first row of x, end row)."""
+
+    def __init__(self, rows, cols, vals, n_vertices, n_dof, driven_deformable, driven_kinematic):
+        self.n_vertices = n_vertices
+        self.P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                               shape=(3 * n_vertices, n_dof))
+        self.PT = self.P.T.tocsr()
+        self.driven_deformable = driven_deformable
+        self.driven_kinematic = driven_kinematic
+        self.c = np.zeros(3 * n_vertices)
+        P = self.P
+        per_row = np.diff(P.indptr)
+        if per_row.max(initial=0) > 4:
+            raise ValueError("a contact coordinate depends on more than 4 degrees of freedom")
+        self.z_index = -np.ones((P.shape[0], 4), dtype=np.int64)
+        self.z_coef = np.zeros((P.shape[0], 4))
+        P = P.sorted_indices()
+        slot = np.arange(P.nnz) - np.repeat(P.indptr[:-1], per_row)
+        row = np.repeat(np.arange(P.shape[0]), per_row)
+        self.z_index[row, slot] = P.indices
+        self.z_coef[row, slot] = P.data
+
+    def refresh(self, state: State) -> None:
+        """Set c to the driven (prescribed and kinematic) vertices' positions in `state`."""
+        c = np.zeros((self.n_vertices, 3))
+        for i, rows, vertices in self.driven_deformable:
+            c[rows] = state.deformable_x[i][vertices]
+        for k, lo, hi in self.driven_kinematic:
+            c[lo:hi] = state.kinematic_x[k]
+        self.c = c.ravel()
+
+    def positions(self, z) -> np.ndarray:
+        """The contact-surface vertex positions x (N,3), m, at z."""
+        P = self.P
+        return scene._collision_positions(P.indptr, P.indices, P.data, z, self.c)
+
+    def step_norm(self, p, position_dofs):
+        """(largest coordinate (m) of a step p of z over the position DOFs `position_dofs`
+        (Dofs.position_dofs) and the contact surface, the contact-surface displacements (N,3)
+        under it)."""
+        P = self.P
+        return scene._step_norm(p, P.indptr, P.indices, P.data, position_dofs)
