@@ -124,7 +124,7 @@ def test_drive_coupling_is_the_exact_hessian_product():
         sim.state.deformable_x[0] = x_def
         dx = np.zeros_like(x_def)
         dx[body.prescribed] = 1e-4 * rng.standard_normal((len(body.prescribed), 3))
-        out = sim._drive_coupling(sim.pack(), [dx])
+        out = sim.driven.coupling(sim.state, sim.pack(), [dx], sim.settings.dt ** 2)
         blocks = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=False)
         ref = np.zeros(sim.n_dof)
         for block, tet in zip(blocks, body.tets):
@@ -244,7 +244,7 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     shifted[z_index] += np.array([1e-4, -2e-4, 3e-4])  # the pad's free vertices translated
     data = sim._hessian(shifted, friction, x_t, sim.collision_positions(shifted), coll)
     recomputed = np.flatnonzero(np.any(sim._tet_hessian_cache[0] != F_cached, axis=(1, 2)))
-    np.testing.assert_array_equal(recomputed, sim._coupling_tets[0][0])
+    np.testing.assert_array_equal(recomputed, sim.driven.coupling_tets[0][0])
     H = full_from_upper(sim, data)
     H_ref = reference_hessian(sim, shifted, friction, x_t, sim.collision_positions(shifted), coll)[0]
     np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e3 * ELASTIC_HESSIAN_REUSE * np.abs(H_ref).max())

@@ -192,7 +192,7 @@ def test_mount_errors_name_the_problem():
                      mounts=[CompliantMount("m", ("pad",), (1, 0, 0), 1.0, 1.0)])
     turned = pose(rotation=np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]]))
     with pytest.raises(ValueError, match="not rotate"):
-        sim._driver_targets({"pad": turned})
+        sim.driven.targets({"pad": turned})
 
 
 def test_drive_coupling_reaches_the_mount():
@@ -205,7 +205,7 @@ def test_drive_coupling_reaches_the_mount():
     dx = np.zeros((body.n_vertices, 3))
     dx[body.prescribed] = 1e-4 * rng.standard_normal((len(body.prescribed), 3))
     z = sim.pack()
-    out = sim._drive_coupling(z, [dx])
+    out = sim.driven.coupling(sim.state, z, [dx], sim.settings.dt ** 2)
     x_def = sim.dofs.deformable_positions(sim.state, z)[0]
     forces = np.zeros((body.n_vertices, 3))
     for block, tet in zip(elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam,

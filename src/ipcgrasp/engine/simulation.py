@@ -64,19 +64,12 @@ import scipy.sparse as sp
 
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine import scene
-from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, nearest_rotation
 from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.ldlt import Ldlt
 from ipcgrasp.engine.mounts import CompliantMount, linked_tet_entries
-from ipcgrasp.engine.neohookean import (
-    _cofactor_into,
-    _deformation_gradient_into,
-    _det3,
-    _shape_derivatives_into,
-)
 from ipcgrasp.engine.penetration import PenetrationProbe
 from ipcgrasp.engine.solver.assembly import (
     _add_mapped_blocks,
@@ -91,6 +84,7 @@ from ipcgrasp.engine.solver.assembly import (
 )
 from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact, body_pair_resultants
 from ipcgrasp.engine.solver.dofs import ContactMap, Dofs
+from ipcgrasp.engine.solver.drive import DrivenBodies, pose_parts
 from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
 from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
@@ -108,53 +102,6 @@ from ipcgrasp.engine.solver.settings import (
     StepStats,
 )
 from ipcgrasp.engine.solver.state import State
-
-
-@njit
-def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, free, scale):
-    """out[free[k, 3 m + a]] += scale (H_t dx_t)[3 m + a] for the tets t = coupled[k]: the exact
-    Neo-Hookean Hessian of tet t at positions x applied to the displacements dx (n,3), without
-    forming H_t. With dF the deformation gradient of dx,
-    dP = mu dF + (mu - lam ln J) F^-T dF^T F^-T + lam (F^-T : dF) F^-T and vertex m gets
-    volume dP D_m (D the shape derivatives); free index -1: not a free DOF."""
-    F = np.empty((3, 3))
-    dF = np.empty((3, 3))
-    C = np.empty((3, 3))
-    M = np.empty((3, 3))
-    dP = np.empty((3, 3))
-    D = np.empty((4, 3))
-    for k in range(coupled.shape[0]):
-        t = coupled[k]
-        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
-        _deformation_gradient_into(dx, tets[t], Dm_inv[t], dF)
-        _shape_derivatives_into(Dm_inv[t], D)
-        J = _det3(F)
-        lnJ = np.log(J)
-        _cofactor_into(F, C)  # F^-T = C / J
-        trace = 0.0
-        for a in range(3):
-            for b in range(3):
-                trace += C[a, b] * dF[a, b]
-        trace /= J
-        for a in range(3):  # M = dF^T F^-T
-            for b in range(3):
-                M[a, b] = (dF[0, a] * C[0, b] + dF[1, a] * C[1, b] + dF[2, a] * C[2, b]) / J
-        for a in range(3):
-            for b in range(3):
-                FMF = (C[a, 0] * M[0, b] + C[a, 1] * M[1, b] + C[a, 2] * M[2, b]) / J
-                dP[a, b] = mu * dF[a, b] + (mu - lam * lnJ) * FMF + lam * trace * C[a, b] / J
-        for m in range(4):
-            for a in range(3):
-                r = free[k, 3 * m + a]
-                if r >= 0:
-                    out[r] += scale * volumes[t] * (dP[a, 0] * D[m, 0] + dP[a, 1] * D[m, 1] + dP[a, 2] * D[m, 2])
-
-
-def _pose_parts(pose):
-    pose = np.asarray(pose, dtype=np.float64)
-    if pose.shape != (4, 4) or not np.isfinite(pose).all():
-        raise ValueError(f"a pose must be a finite 4x4 matrix, got shape {pose.shape}")
-    return pose[:3, :3], pose[:3, 3]
 
 
 class Simulation:
@@ -194,6 +141,8 @@ class Simulation:
         self._build_layout(poses)
         self._build_collision_mesh(friction or {}, default_friction, ignore_pairs)
         self._build_mass()
+        self.driven = DrivenBodies(self.bodies, self.index, self.deformables, self.kinematics, self.dofs,
+                                   self._mount_rotation, self._linked_entries)
         s = self.settings
         lo, hi = self._x.min(axis=0), self._x.max(axis=0)
         self.bbox_diagonal = float(np.linalg.norm(hi - lo))
@@ -250,7 +199,7 @@ class Simulation:
                 if table[i] >= 0:
                     raise ValueError(f"body {name!r} is on two mounts")
                 table[i] = j
-                self._mount_rotation[name] = _pose_parts(poses.get(name, np.eye(4)))[0].copy()
+                self._mount_rotation[name] = pose_parts(poses.get(name, np.eye(4)))[0].copy()
                 self._mount_motion[name] = mount.shape(name, body.n_vertices)[:, None] * mount.axis
 
     def _build_layout(self, poses):
@@ -260,17 +209,17 @@ class Simulation:
         self.n_dof = self.dofs.n_dof
         x_def, v_def = [], []
         for body in self.deformables:
-            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
+            R, t = pose_parts(poses.get(body.name, np.eye(4)))
             x_def.append(body.rest_positions @ R.T + t)
             v_def.append(np.zeros((body.n_vertices, 3)))
         q, qdot = [], []
         for body in self.affines:
-            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
+            R, t = pose_parts(poses.get(body.name, np.eye(4)))
             q.append(np.concatenate([t, R.ravel()]))
             qdot.append(np.zeros(12))
         x_kin = []
         for body in self.kinematics:
-            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
+            R, t = pose_parts(poses.get(body.name, np.eye(4)))
             x_kin.append(body.vertices @ R.T + t)
         self.state = State(0.0, x_def, v_def, q, qdot, x_kin, np.zeros(len(self.mounts)), np.zeros(len(self.mounts)))
 
@@ -396,14 +345,6 @@ class Simulation:
             self._affine_mass_range[j] = slice(start + 144 * j, start + 144 * (j + 1))
         self._M = sp.csr_matrix((self._mass_entries[2], self._mass_entries[:2]), shape=(self.n_dof, self.n_dof))
         self._average_mass = float(self._M.diagonal().mean())
-        # tets with both free and prescribed vertices couple them: their indices and z indices
-        self._coupling_tets = []
-        for body, dof in zip(self.deformables, self.dofs.vertex_dof):
-            tet_free = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
-            tet_free = tet_free.reshape(len(body.tets), 12)
-            n_free = (dof[body.tets] >= 0).sum(axis=1)
-            coupled = np.flatnonzero((n_free > 0) & (n_free < 4))
-            self._coupling_tets.append((coupled, tet_free[coupled]))
         # per deformable, per tet: the last SVD rotation V (the next SVD starts from it: a few Jacobi
         # sweeps fewer), and the deformation gradient and unscaled projected Hessian last computed
         # (all bodies' tets one after the other, as engine.scene)
@@ -684,38 +625,6 @@ class Simulation:
         return self._solver.solve(rhs)
 
     # ------------------------------------------------------------------------------- stepping
-    def _driver_targets(self, drivers):
-        """The drivers' targets at the end of the step: ({deformable index: (p,3) positions of its
-        prescribed vertices}, {kinematic index: (n,3) vertex positions})."""
-        targets_def, targets_kin = {}, {}
-        for name, pose in drivers.items():
-            if name not in self.index:
-                raise ValueError(f"driver for unknown body {name!r}")
-            body = self.bodies[self.index[name]]
-            R, t = _pose_parts(pose)
-            if name in self._mount_rotation and not np.allclose(R, self._mount_rotation[name], rtol=0, atol=1e-9):
-                raise ValueError(f"body {name!r} is on a compliant mount, whose axis is fixed in the world: its "
-                                 "driver may translate it but not rotate it")
-            if isinstance(body, DeformableBody):
-                if not body.prescribed.size:
-                    raise ValueError(f"body {name!r} has no prescribed vertices to drive")
-                targets_def[self.deformables.index(body)] = body.rest_positions[body.prescribed] @ R.T + t
-            elif isinstance(body, KinematicBody):
-                targets_kin[self.kinematics.index(body)] = body.vertices @ R.T + t
-            else:
-                raise ValueError(f"body {name!r} is dynamic (affine) and cannot be driven")
-        return targets_def, targets_kin
-
-    def _driver_gap(self, targets_def, targets_kin) -> float:
-        """Largest distance (m) of a driven vertex from its target."""
-        gap = 0.0
-        for i, target in targets_def.items():
-            prescribed = self.deformables[i].prescribed
-            gap = max(gap, float(np.abs(target - self.state.deformable_x[i][prescribed]).max(initial=0.0)))
-        for i, target in targets_kin.items():
-            gap = max(gap, float(np.abs(target - self.state.kinematic_x[i]).max(initial=0.0)))
-        return gap
-
     def _drive(self, targets_def, targets_kin, z_tilde, friction, x_t, x, coll):
         """Move prescribed vertices and kinematic bodies from where they are toward their targets,
         with the free degrees of freedom following by one Newton step of the incremental potential
@@ -736,11 +645,11 @@ class Simulation:
                  and factored[4] is coll and factored[5] == self.barrier_stiffness and np.array_equal(factored[0], z))
         rhs = -(factored[6] if reuse else self._gradient(z, z_tilde, friction, x_t, x, coll))
         if any(np.any(d) for d in dc):
-            rhs -= self._drive_coupling(z, dc)
+            rhs -= self.driven.coupling(self.state, z, dc, self.settings.dt ** 2)
         # with the drivers at rest the step starts where the last one ended: its last factorisation
         # serves the predictor (Newton then converges with fresh Hessians)
         carried = (not reuse and self._carried_factorisation and self._solver is not None
-                   and self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
+                   and self.driven.gap(self.state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
                    and np.array_equal(self._factored_contacts, coll.vertices))
         self._carried_factorisation = False
         dz = (self._solver.solve(rhs) if reuse or carried
@@ -755,29 +664,6 @@ class Simulation:
             targets[i] = xi
         targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self.dofs.affine_offset]
         return self._move(targets, targets_kin, targets_affine, self._min_distance_of(coll, x))
-
-    def _drive_coupling(self, z, dc):
-        """H_zc dc, with H_zc = d^2 E / dz dc between free DOFs and prescribed coordinates (elastic
-        terms only; prescribed vertices touch nothing else); dc: per deformable, the (n,3)
-        displacements of its prescribed vertices."""
-        out = np.zeros(self.n_dof)
-        for body, x_def, dx, (coupled, free) in zip(self.deformables, self.dofs.deformable_positions(self.state, z),
-                                                    dc, self._coupling_tets):
-            _add_coupling_product(out, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled,
-                                  free, self.settings.dt ** 2)
-        for i, (body, x_def, dx) in enumerate(zip(self.deformables, self.dofs.deformable_positions(self.state, z), dc)):
-            j = self._deformable_mount[i]
-            if j < 0:
-                continue
-            # a mount's deflection feels the driven vertices it carries: sum_v phi_v a . (H_pc dc)_v
-            tets = self._linked_entries[i][0]
-            coordinates = (3 * body.tets[tets][:, :, None] + np.arange(3)).reshape(len(tets), 12)
-            forces = np.zeros(3 * body.n_vertices)
-            _add_coupling_product(forces, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, tets,
-                                  coordinates, self.settings.dt ** 2)
-            out[self.dofs.mount_offset + j] += float(np.sum(forces.reshape(-1, 3)[body.prescribed]
-                                                            * self._mount_motion[body.name][body.prescribed]))
-        return out
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies
@@ -884,7 +770,7 @@ class Simulation:
         if self.contact_model.continuous:
             self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
         friction = self._friction_collisions(x_t, coll_t)
-        targets_def, targets_kin = self._driver_targets(drivers)
+        targets_def, targets_kin = self.driven.targets(drivers)
         x, coll = x_t, coll_t
         alphas, iterations, remaining, warm = [], 0, 1.0, None
         if targets_def or targets_kin:
@@ -901,7 +787,7 @@ class Simulation:
             fraction, coll = self._drive(targets_def, targets_kin, z_tilde, friction, x_t, x, coll)
             remaining *= 1.0 - fraction
             x = self.collision_positions()
-            if remaining == 0.0 or self._driver_gap(targets_def, targets_kin) == 0.0:
+            if remaining == 0.0 or self.driven.gap(self.state, targets_def, targets_kin) == 0.0:
                 remaining = 0.0
                 break
             if fraction == 0.0:
@@ -929,7 +815,7 @@ class Simulation:
                                     and self.contact_model.has_unclustered_contacts(self.mesh, coll, x)):
                 break
         return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
-                            self._driver_gap(targets_def, targets_kin))
+                            self.driven.gap(self.state, targets_def, targets_kin))
 
     def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction):
         """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve
@@ -955,7 +841,7 @@ class Simulation:
         keep a creep below the tolerance going from step to step (a held box's pads squeezing it
         ever harder), where starting from rest lets it die out. Barrier contact only (penalty
         contact has no CCD to prove the jump safe)."""
-        at_rest = self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
+        at_rest = self.driven.gap(self.state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
         if not self.contact_model.continuous or at_rest:
             return None
         state = self.state
