@@ -1,9 +1,9 @@
 """Cost per call of the contact Hessian kernels when many contacts are active.
 
 Runs cube grasp 5 (3 cm cube, no pose noise, default SimParams) once, recording the inputs of
-`simulation._add_contact_hessians` at the call with the most contacts (about 250 while the pads
+`assembly._add_contact_hessians` at the call with the most contacts (about 250 while the pads
 hold the cube in the lift), then times it and the kernels it calls (`collisions._barrier_hessians`,
-`collisions._friction_hessians`, `simulation._add_mapped_blocks`) on those inputs: CPU time
+`collisions._friction_hessians`, `assembly._add_mapped_blocks`) on those inputs: CPU time
 (`time.process_time`), median of `--runs` repeats of `--calls` calls each. The barrier kernel is
 also timed without the PSD projection, which shows what the projection costs. The pattern's
 values are added to on every call (timing only).
@@ -25,6 +25,7 @@ from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
 from ipcgrasp.engine import collisions, simulation
+from ipcgrasp.engine.solver import assembly
 from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.procedure import GraspProcedure
 
@@ -32,8 +33,9 @@ GRASP = 5
 
 
 def record_largest_call(subdivisions):
-    """Run the grasp with `simulation._add_contact_hessians` (the one kernel the Newton Hessian
-    calls for contact) wrapped; the arguments (copied) of its call with the most contacts."""
+    """Run the grasp with `assembly._add_contact_hessians` (the one kernel the Newton Hessian
+    calls for contact) wrapped where engine.simulation calls it; the arguments (copied) of its
+    call with the most contacts."""
     largest = None
     original = simulation._add_contact_hessians
 
@@ -90,12 +92,12 @@ def main():
     barrier_args = [kind, vertices, ee_type, eps_x, weight, x, origin, normal, dhat * dhat, True, offsets]
     rows, _, vals = collisions._barrier_hessians(*barrier_args)
     f_offsets = collisions._triplet_offsets(f_kind)
-    rows = [("all of it (simulation._add_contact_hessians)", simulation._add_contact_hessians, whole),
+    rows = [("all of it (assembly._add_contact_hessians)", assembly._add_contact_hessians, whole),
             ("barrier Hessians, PSD-projected", collisions._barrier_hessians, barrier_args),
             ("barrier Hessians, not projected", collisions._barrier_hessians, barrier_args[:-2] + [False, offsets]),
             ("friction Hessians", collisions._friction_hessians,
              [f_kind, f_vertices, f_basis, f_coords, f_mu, f_force, x - x_t, eps_u, f_offsets]),
-            (f"barrier blocks into the CSC pattern ({contacts} blocks)", simulation._add_mapped_blocks,
+            (f"barrier blocks into the CSC pattern ({contacts} blocks)", assembly._add_mapped_blocks,
              [data, indptr, indices, rows, vals, offsets, kappa, z_index, z_coef, dense_lo])]
     for label, kernel, kernel_args in rows:
         print(f"{label:>55}: {cpu_ms_per_call(kernel, kernel_args, args.calls, args.runs):.3f} ms CPU per call")

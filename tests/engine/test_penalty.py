@@ -18,7 +18,7 @@ from scipy.spatial.transform import Rotation
 from ipcgrasp.engine import collisions as col
 from ipcgrasp.engine import penalty as pen
 from ipcgrasp.engine.penetration import PenetrationProbe, penetration_depths, winding_number
-from ipcgrasp.engine.simulation import SolverSettings
+from ipcgrasp.engine.solver.settings import SolverSettings
 
 from .test_collisions import DHAT, GROUND, SCENES
 

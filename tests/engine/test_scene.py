@@ -109,7 +109,7 @@ def _tet_entries(rng, n_tets, n_dof):
 
 
 def test_entry_groups_are_the_upper_triangle_positions_in_ascending_entry_order():
-    from ipcgrasp.engine.simulation import _entry_groups
+    from ipcgrasp.engine.solver.assembly import _entry_groups
 
     rng = np.random.default_rng(8)
     rows, cols = _tet_entries(rng, 200, 90)
@@ -127,7 +127,7 @@ def test_entry_groups_are_the_upper_triangle_positions_in_ascending_entry_order(
 
 def test_elastic_assembly_of_changed_tets_only_is_the_full_sum_to_the_bit():
     from ipcgrasp.engine.scene import _assemble_elastic
-    from ipcgrasp.engine.simulation import _entry_groups, _pattern_slots
+    from ipcgrasp.engine.solver.assembly import _entry_groups, _pattern_slots
 
     rng = np.random.default_rng(9)
     n_tets, n_dof = 300, 120

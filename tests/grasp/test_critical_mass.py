@@ -11,7 +11,7 @@ import trimesh
 
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
-from ipcgrasp.engine.simulation import StepFailed
+from ipcgrasp.engine.solver.settings import StepFailed
 from ipcgrasp.grasp import procedure
 from ipcgrasp.grasp.backend import BackendFailed, StepReport
 from ipcgrasp.grasp.params import STATIC_SPEED_FACTOR

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from ipcgrasp import SimParams
-from ipcgrasp.engine.simulation import Simulation, StepFailed
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import StepFailed
 from ipcgrasp.grasp.backend import BackendFailed
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.ipc_backend import IpcBackend

@@ -142,10 +142,10 @@ def test_line_search_extrapolation_shortens_a_hard_squeeze_without_moving_its_an
     presses the cube hard, about 140 contacts sit a micrometre apart and their PSD-projected
     Hessians show curvature along a direction where the incremental potential is nearly linear:
     each full Newton step lowers E by twice what its quadratic model predicts. The line search
-    then doubles the step (Simulation._extrapolate); without that, single solves creep along the
+    then doubles the step (solver.line_search.extrapolate); without that, single solves creep along the
     direction just above the Newton tolerance (318 Newton iterations in the trial against 241).
     Same verdict, closing forces within 0.1 N."""
-    from ipcgrasp.engine import simulation
+    from ipcgrasp.engine.solver import line_search
 
     obj, grasps = cube
     params = SimParams(noise_translation=0.0, noise_rotation=0.0, close_rule="force", close_force=60.0)
@@ -154,7 +154,7 @@ def test_line_search_extrapolation_shortens_a_hard_squeeze_without_moving_its_an
         return simulate_grasp(obj, grasps.object_poses[4], grasps.grasp_poses[4], params, seed=0)
 
     extrapolated = run()
-    monkeypatch.setattr(simulation, "MAX_EXTRAPOLATIONS", 0)
+    monkeypatch.setattr(line_search, "MAX_EXTRAPOLATIONS", 0)
     plain = run()
     assert extrapolated.success and plain.success
     assert extrapolated.newton_iterations < 0.9 * plain.newton_iterations

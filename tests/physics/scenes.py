@@ -6,7 +6,8 @@ import trimesh
 
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.neohookean import min_jacobian
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import SolverSettings
 from ipcgrasp.geometry.mesh import mass_properties
 
 

@@ -32,14 +32,14 @@ def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
     h2 = sim.settings.dt ** 2
     n = sim.n_dof
     H = sim._M.toarray()
-    for body, x_def, dof in zip(sim.deformables, sim._deformable_positions(z), sim._dof):
+    for body, x_def, dof in zip(sim.deformables, sim.dofs.deformable_positions(sim.state, z), sim.dofs.vertex_dof):
         blocks = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=True)
         index = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
         index = index.reshape(len(body.tets), 12)
         for block, idx in zip(blocks, index):
             keep = idx >= 0
             H[np.ix_(idx[keep], idx[keep])] += h2 * block[np.ix_(keep, keep)]
-    for body, off in zip(sim.affines, sim._affine_offset):
+    for body, off in zip(sim.affines, sim.dofs.affine_offset):
         H[off:off + 12, off:off + 12] += h2 * orthogonality_potential_hessian(z[off:off + 12], body.stiffness,
                                                                             body.volume)
     n3 = 3 * sim.n_collision_vertices
@@ -47,7 +47,7 @@ def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
     Hx = sp.coo_matrix((sim.barrier_stiffness * v, (r, c)), shape=(n3, n3)).toarray()
     r, c, v = contact.friction_potential_hessian(friction, sim.mesh, x - x_t, sim.settings.eps_v * sim.settings.dt)
     Hx += sp.coo_matrix((v, (r, c)), shape=(n3, n3)).toarray()
-    P = sim._P.toarray()
+    P = sim.contact_map.P.toarray()
     return H + P.T @ Hx @ P, n
 
 
@@ -114,7 +114,7 @@ def test_drive_coupling_is_the_exact_hessian_product():
     exact (unprojected) element Hessians applied to the prescribed displacements."""
     rng = np.random.default_rng(1)
     sim = box_pad_scene()
-    body, dof = sim.deformables[0], sim._dof[0]
+    body, dof = sim.deformables[0], sim.dofs.vertex_dof[0]
     h2 = sim.settings.dt ** 2
     for trial in range(3):
         F = np.eye(3) + 0.2 * rng.standard_normal((3, 3))
@@ -124,7 +124,7 @@ def test_drive_coupling_is_the_exact_hessian_product():
         sim.state.deformable_x[0] = x_def
         dx = np.zeros_like(x_def)
         dx[body.prescribed] = 1e-4 * rng.standard_normal((len(body.prescribed), 3))
-        out = sim._drive_coupling(sim.pack(), [dx])
+        out = sim.driven.coupling(sim.state, sim.pack(), [dx], sim.settings.dt ** 2)
         blocks = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=False)
         ref = np.zeros(sim.n_dof)
         for block, tet in zip(blocks, body.tets):
@@ -180,41 +180,42 @@ def test_culled_candidates_match_the_full_broad_phase():
         x1 = x0 + motion * rng.standard_normal(x0.shape)
         ref = candidates(x0, x1, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
-                         plane_vertices=sim._plane_vertices)
+                         plane_vertices=sim.proximity.plane_vertices)
         assert len(ref[0]) + len(ref[1]) > 0
-        assert_same_candidates(sim._candidates(x0, x1, radius), ref)
+        assert_same_candidates(sim.proximity.candidates(x0, x1, radius), ref)
     # motions within PAIR_CACHE_SLACK dhat of a reference reuse its pairs: the same sets
-    from ipcgrasp.engine.simulation import PAIR_CACHE_SLACK
+    from ipcgrasp.engine.solver.settings import PAIR_CACHE_SLACK
 
     slack = PAIR_CACHE_SLACK * sim.dhat
-    sim._candidates(x0, x0, sim.dhat)
-    reference = sim._pair_cache
+    sim.proximity.candidates(x0, x0, sim.dhat)
+    reference = sim.proximity.pair_cache
     for radius in (0.0, 0.5 * sim.dhat, sim.dhat):
         for _ in range(5):
             a = x0 + rng.uniform(-slack, slack, x0.shape)
             b = x0 + rng.uniform(-slack, slack, x0.shape)
-            got = sim._candidates(a, b, radius)
-            assert sim._pair_cache is reference
+            got = sim.proximity.candidates(a, b, radius)
+            assert sim.proximity.pair_cache is reference
             assert_same_candidates(got, candidates(a, b, m.edges, m.faces, m.vertex_body, radius,
                                                    can_collide=m.can_collide, plane_origin=m.plane_origin,
-                                                   plane_normal=m.plane_normal, plane_vertices=sim._plane_vertices))
+                                                   plane_normal=m.plane_normal,
+                                                   plane_vertices=sim.proximity.plane_vertices))
     # ... and so do motions within it of the reference carried 10 slacks along (a lift)
     carried = np.array([0.3, -0.4, 10.0]) * slack
     for _ in range(5):
         a = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
         b = x0 + carried + rng.uniform(-0.5 * slack, 0.5 * slack, x0.shape)
-        got = sim._candidates(a, b, sim.dhat)
-        assert sim._pair_cache is reference
+        got = sim.proximity.candidates(a, b, sim.dhat)
+        assert sim.proximity.pair_cache is reference
         ref = candidates(a, b, m.edges, m.faces, m.vertex_body, sim.dhat, can_collide=m.can_collide,
                          plane_origin=m.plane_origin, plane_normal=m.plane_normal,
-                         plane_vertices=sim._plane_vertices)
+                         plane_vertices=sim.proximity.plane_vertices)
         assert len(ref[0]) + len(ref[1]) > 0
         assert_same_candidates(got, ref)
     # one pair of bodies (as body_distance asks), without the ground
     pair = np.zeros_like(m.can_collide)
     pair[0, 1] = pair[1, 0] = True
     for radius in (sim.dhat, 5e-3, 0.05):
-        vf, ee, vp = sim._candidates(x0, x0, radius, can_collide=pair)
+        vf, ee, vp = sim.proximity.candidates(x0, x0, radius, can_collide=pair)
         ref = candidates(x0, x0, m.edges, m.faces, m.vertex_body, radius, can_collide=pair)
         assert sorted(map(tuple, vf.tolist())) == sorted(map(tuple, ref[0].tolist()))
         assert sorted(map(tuple, np.sort(ee, axis=1).tolist())) == sorted(map(tuple, np.sort(ref[1], axis=1).tolist()))
@@ -231,7 +232,7 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     except in the tets that also hold prescribed vertices) only those tets are recomputed and
     the assembly equals the fresh one to the reuse tolerance; after a real deformation it equals
     the reference."""
-    from ipcgrasp.engine import simulation
+    from ipcgrasp.engine.solver.settings import ELASTIC_HESSIAN_REUSE
 
     rng = np.random.default_rng(3)
     sim = box_pad_scene()
@@ -239,14 +240,14 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     sim._hessian(z, friction, x_t, x, coll)
     F_cached = sim._tet_hessian_cache[0].copy()
     shifted = z.copy()
-    free, z_index = sim._free_vertex_dofs[0]
+    free, z_index = sim.dofs.free_vertex_dofs[0]
     shifted[z_index] += np.array([1e-4, -2e-4, 3e-4])  # the pad's free vertices translated
     data = sim._hessian(shifted, friction, x_t, sim.collision_positions(shifted), coll)
     recomputed = np.flatnonzero(np.any(sim._tet_hessian_cache[0] != F_cached, axis=(1, 2)))
-    np.testing.assert_array_equal(recomputed, sim._coupling_tets[0][0])
+    np.testing.assert_array_equal(recomputed, sim.driven.coupling_tets[0][0])
     H = full_from_upper(sim, data)
     H_ref = reference_hessian(sim, shifted, friction, x_t, sim.collision_positions(shifted), coll)[0]
-    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e3 * simulation.ELASTIC_HESSIAN_REUSE * np.abs(H_ref).max())
+    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e3 * ELASTIC_HESSIAN_REUSE * np.abs(H_ref).max())
     z2 = z + 1e-5 * rng.standard_normal(z.size) * (np.abs(z) > 0)
     x2 = sim.collision_positions(z2)
     H2 = full_from_upper(sim, sim._hessian(z2, friction, x_t, x2, coll))
@@ -258,7 +259,7 @@ def test_mapped_blocks_match_a_dense_contraction():
     """Contact blocks carried into z by _add_mapped_blocks (per-block contraction, the columns
     from dense_lo on summed over blocks first) equal the upper triangle of P^T H P assembled
     densely; entries missing from the pattern are counted, not added."""
-    from ipcgrasp.engine.simulation import _add_mapped_blocks
+    from ipcgrasp.engine.solver.assembly import _add_mapped_blocks
 
     rng = np.random.default_rng(7)
     n_x, n_dof, dense_lo = 30, 22, 9  # coordinates 0-8 on own dofs, the rest through 13 shared ones
@@ -311,7 +312,7 @@ def test_mapped_blocks_match_a_dense_contraction():
 def test_grown_pattern_keys_are_numpys_unique_union():
     """A pattern's sorted keys grown by new keys (any order, repeated, overlapping the old ones,
     either side empty) are np.unique of both."""
-    from ipcgrasp.engine.simulation import _union_keys
+    from ipcgrasp.engine.solver.assembly import _union_keys
 
     rng = np.random.default_rng(3)
     for _ in range(500):

@@ -8,7 +8,8 @@ import pytest
 from ipcgrasp.engine.bodies import Ground
 from ipcgrasp.engine.mounts import CompliantMount
 from ipcgrasp.engine.neohookean import elastic_hessians
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import SolverSettings
 
 from .scenes import affine_box, assert_intersection_free, deformable_block, kinematic_box, pose
 from .test_assembly import full_from_upper, reference_hessian, step_inputs
@@ -57,7 +58,7 @@ def test_mounted_vertices_sit_at_their_driver_plus_u_phi_axis():
 def test_mounted_potential_gradient_matches_finite_differences():
     sim = mounted_box_pad_scene()
     energy, gradient, z0 = sim.incremental_potential()
-    u = sim._mount_offset
+    u = sim.dofs.mount_offset
     rng = np.random.default_rng(3)
     z = z0 + 1e-5 * rng.standard_normal(z0.size) * (np.abs(z0) > 0)
     g = gradient(z)
@@ -80,7 +81,7 @@ def test_mounted_hessian_matches_a_dense_reference():
     z, friction, x_t, x, coll = step_inputs(sim, rng)
     H = full_from_upper(sim, sim._hessian(z, friction, x_t, x, coll))
     H_ref, n = reference_hessian(sim, z, friction, x_t, x, coll)  # free-free elastic, mass, contact
-    body, dof, u = sim.deformables[0], sim._dof[0], sim._mount_offset
+    body, dof, u = sim.deformables[0], sim.dofs.vertex_dof[0], sim.dofs.mount_offset
     motion = sim.mounts[0].shape("pad", body.n_vertices)[:, None] * sim.mounts[0].axis
     assert np.ptp(motion[body.prescribed, 0]) > 0.1 * np.abs(motion[:, 0]).max()  # the shape tilts the back face
     h2 = sim.settings.dt ** 2
@@ -91,7 +92,7 @@ def test_mounted_hessian_matches_a_dense_reference():
         else:
             J[3 * v:3 * v + 3, u] = motion[v]
     H_el = np.zeros((3 * body.n_vertices,) * 2)
-    x_def = sim._deformable_positions(z)[0]
+    x_def = sim.dofs.deformable_positions(sim.state, z)[0]
     for block, tet in zip(elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam,
                                            project=True), body.tets):
         idx = (3 * tet[:, None] + np.arange(3)).ravel()
@@ -191,7 +192,7 @@ def test_mount_errors_name_the_problem():
                      mounts=[CompliantMount("m", ("pad",), (1, 0, 0), 1.0, 1.0)])
     turned = pose(rotation=np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]]))
     with pytest.raises(ValueError, match="not rotate"):
-        sim._driver_targets({"pad": turned})
+        sim.driven.targets({"pad": turned})
 
 
 def test_drive_coupling_reaches_the_mount():
@@ -199,13 +200,13 @@ def test_drive_coupling_reaches_the_mount():
     exact element Hessians): without it the drive's predictor would push the whole pad away."""
     rng = np.random.default_rng(5)
     sim = mounted_box_pad_scene()
-    body, dof, u = sim.deformables[0], sim._dof[0], sim._mount_offset
+    body, dof, u = sim.deformables[0], sim.dofs.vertex_dof[0], sim.dofs.mount_offset
     h2 = sim.settings.dt ** 2
     dx = np.zeros((body.n_vertices, 3))
     dx[body.prescribed] = 1e-4 * rng.standard_normal((len(body.prescribed), 3))
     z = sim.pack()
-    out = sim._drive_coupling(z, [dx])
-    x_def = sim._deformable_positions(z)[0]
+    out = sim.driven.coupling(sim.state, z, [dx], sim.settings.dt ** 2)
+    x_def = sim.dofs.deformable_positions(sim.state, z)[0]
     forces = np.zeros((body.n_vertices, 3))
     for block, tet in zip(elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam,
                                            project=False), body.tets):
@@ -227,7 +228,8 @@ def test_scene_positions_and_steps_are_those_of_each_body():
     rng = np.random.default_rng(5)
     z = sim.pack() + 1e-5 * rng.standard_normal(sim.n_dof)
     p = 1e-5 * rng.standard_normal(sim.n_dof)
-    X = sim._scene_positions(z)
-    np.testing.assert_array_equal(X, np.concatenate(sim._deformable_positions(z)))
-    assert not np.array_equal(X, np.concatenate(sim._deformable_positions(z, deflected=False)))
-    np.testing.assert_allclose(sim._scene_steps(p), sim._scene_positions(z + p) - X, rtol=0, atol=1e-15)
+    X = sim.dofs.scene_positions(sim.state, z)
+    np.testing.assert_array_equal(X, np.concatenate(sim.dofs.deformable_positions(sim.state, z)))
+    assert not np.array_equal(X, np.concatenate(sim.dofs.deformable_positions(sim.state, z, deflected=False)))
+    np.testing.assert_allclose(sim.dofs.scene_steps(p), sim.dofs.scene_positions(sim.state, z + p) - X, rtol=0,
+                               atol=1e-15)

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from ipcgrasp.engine.bodies import Ground
-from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import (
+    COARSE_ROUND_TOLERANCE,
+    UNPROJECTED_CONTACTS_NEAR,
+    SolverSettings,
+    StepFailed,
+)
 
 from .scenes import assert_intersection_free, box_between_pads, deformable_block, pose
 
@@ -346,7 +352,7 @@ def test_coarse_rounds_end_the_step_where_full_rounds_do(monkeypatch):
     full, full_stats, full_tolerances, full_rounds = squeeze(False)
     coarse, stats, tolerances, rounds = squeeze(True)
     assert set(full_tolerances) == {1.0}
-    assert tolerances[-1] == 1.0 and set(tolerances[:-1]) == {simulation.COARSE_ROUND_TOLERANCE}
+    assert tolerances[-1] == 1.0 and set(tolerances[:-1]) == {COARSE_ROUND_TOLERANCE}
     assert len(rounds) >= 3 and len(full_rounds) >= 3 and stats.driver_lag == 0.0
     assert np.all(np.diff(rounds) > 0) and rounds[-1] < np.linalg.norm(stats.contact_force[0, 1])
     assert stats.newton_iterations < full_stats.newton_iterations
@@ -381,7 +387,7 @@ def test_unprojected_contact_hessians_near_convergence_change_no_outcome(monkeyp
                                           on_step=assert_intersection_free)
         return sim, forces, calls
 
-    near = simulation.UNPROJECTED_CONTACTS_NEAR
+    near = UNPROJECTED_CONTACTS_NEAR
     projected, forces_projected, calls_projected = squeeze(-1.0)  # never
     unprojected, forces_unprojected, calls = squeeze(near)
     assert calls_projected[False] == 0 and calls[False] > 0

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from ipcgrasp.engine.bodies import Ground
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import SolverSettings
 
 from .scenes import affine_box, assert_intersection_free, kinematic_box, pose, rotation_z
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from ipcgrasp.engine.bodies import Ground
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import SolverSettings
 
 from .scenes import affine_box, assert_intersection_free, pose
 
@@ -127,7 +128,7 @@ def test_newton_fallback_accepts_only_within_its_tolerance(fallback):
     iterate."""
     from dataclasses import replace
 
-    from ipcgrasp.engine.simulation import StepFailed
+    from ipcgrasp.engine.solver.settings import StepFailed
 
     sim = box_on_ground(mass=0.1, gap=1e-3)
     sim.settings = replace(sim.settings, max_newton_iterations=1, newton_fallback_tolerance=fallback)

@@ -16,11 +16,12 @@ With SolverSettings.contact_model = "penalty" the barrier is replaced by the BLE
 potential of `penalty` (h^2 times its energy, lagged friction with penalty normal forces,
 optional k-means contact clusters): discrete collision detection only, i.e. no CCD in the line
 search or the drive and no adaptive stiffness; the tet non-inversion limit and the energy
-backtracking stay. Newton uses the penalty's Gauss-Newton Hessian, and a full step that lowers E
-by more than 1.5 times its quadratic model predicts is doubled while E keeps falling (contacts
-leaving the layers or sliding round an edge have less curvature than the PSD model). With
-clustering a step takes at least two passes (see `penalty`). Either way every step reports the
-actual interpenetration (`penetration`) and the largest gap at which a contact force acted.
+backtracking stay (the two models behind one interface: solver.contact_model). Newton uses the
+penalty's Gauss-Newton Hessian, and a full step that lowers E by more than 1.5 times its
+quadratic model predicts is doubled while E keeps falling (contacts leaving the layers or
+sliding round an edge have less curvature than the PSD model). With clustering a step takes at
+least two passes (see `penalty`). Either way every step reports the actual interpenetration
+(`penetration`) and the largest gap at which a contact force acted.
 
 The Hessian's upper triangle is assembled straight into a CSC pattern that is kept while the
 contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
@@ -38,7 +39,7 @@ tried with the factorisation where the last step ended, which then also tests co
 rest it serves the drive's predictor. A contact's barrier Hessian is projected
 to PSD on its column space, 5 of 12 dimensions for most contacts (barrier.py). Broad-phase pairs are kept
 while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
-re-tested box by box (see _candidates), and a drive round that starts where the last Newton
+re-tested box by box (solver.proximity), and a drive round that starts where the last Newton
 solve converged reuses that solve's gradient and factorisation. All three give the same
 iterates as the plain computation up to rounding.
 
@@ -56,655 +57,51 @@ cost about as much as the kernels.
 from __future__ import annotations
 
 import time as _time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import fields, replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from ipcgrasp.engine import collisions as contact
-from ipcgrasp.engine import penalty, scene
-from ipcgrasp.engine._numba import njit
+from ipcgrasp.engine import scene
 from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, nearest_rotation
 from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.broadphase import candidates
-from ipcgrasp.engine.broadphase import _candidates as _broad_phase
-from ipcgrasp.engine.broadphase import _near_plane
-from ipcgrasp.engine.ccd import DEFAULT_CONSERVATIVE_RESCALING, DEFAULT_MAX_ITERATIONS, _collision_free_stepsize
 from ipcgrasp.engine.ldlt import Ldlt
 from ipcgrasp.engine.mounts import CompliantMount, linked_tet_entries
-from ipcgrasp.engine.neohookean import (
-    _cofactor_into,
-    _deformation_gradient_into,
-    _det3,
-    _max_noninverting_step,
-    _shape_derivatives_into,
-)
 from ipcgrasp.engine.penetration import PenetrationProbe
-
-CONTACT_MODELS = ("barrier", "penalty")
-MIN_DISTANCES_KEPT = 4  # (contacts, positions) pairs whose smallest distance a Simulation remembers
-MAX_EXTRAPOLATIONS = 8  # line search: a full Newton step may grow up to 2^8 times
-MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin outside the penalty clusters
-# A tet's projected Hessian is reused while no entry of its deformation gradient F has moved more
-# than this since it was computed. Most of a pad only translates with its jaw or strains by less;
-# a Hessian off by about this relatively changes Newton's direction, not the minimiser it converges
-# to: over cube grasps 0-9 the Newton iterations stay the same to within 0.1 %, 14 % of the tets are
-# recomputed instead of 56 % at 1e-8, and no cube verdict changes (docs/performance.md, "Elastic
-# Hessian reuse").
-# Looser values save no more time.
-ELASTIC_HESSIAN_REUSE = 1e-5
-# Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
-# where they were found (Simulation._candidates); the pairs are the same, only found faster.
-PAIR_CACHE_SLACK = 1.0
-# Drivers within this fraction of the scene's size of their targets are at rest (rounding: a
-# driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
-DRIVER_AT_REST = 1e-12
-# A warm start's forced Newton step is first tried with the factorisation where the last step ended
-# (Simulation._newton) and kept when it is no longer than dhat, the line search takes all of it and
-# E falls by CARRIED_MODEL times what the step's quadratic model predicts; else the step is taken
-# with a fresh Hessian. With the same contacts after it, that factorisation's next step ends the
-# solve when it is below CARRIED_CONVERGED times the Newton tolerance.
-CARRIED_MODEL = (0.5, 2.0)
-CARRIED_CONVERGED = 0.5
-# Once a Newton step is within this many times the tolerance (newton_tolerance x dt), the next one
-# is tried with the barrier Hessians unprojected and kept when the whole Hessian is still positive
-# definite; else, and further out, each contact's barrier Hessian is PSD-projected. Near a minimiser
-# the projection overestimates the curvature where a contact's Hessian is indefinite (an object
-# rolling or sliding between pads: the true curvature along the Newton step was 5-15 % of the
-# projected one), so projected Newton converges there linearly, by about 10 % an iteration, and
-# unprojected it converges quadratically. Further out the unprojected step can carry an object
-# across a tipping edge the projected solve does not: from 5 times the tolerance on, one tipping
-# event of the noisy cube trials ended the other way (docs/performance.md, "Unprojected contact
-# Hessians near convergence").
-UNPROJECTED_CONTACTS_NEAR = 2.5
-# With coarse_rounds (Simulation.step) the Newton solves of a step's drive-and-settle rounds stop at
-# this many times the tolerance, the step's last solve at the tolerance itself: a round's end only
-# makes room for the next drive and is where give_up looks. About 9 % fewer Newton iterations on the
-# cube trials, with the same verdicts when the grasp procedure asks for it only once both pads touch
-# the object (docs/performance.md, "Coarse drive-and-settle rounds").
-COARSE_ROUND_TOLERANCE = 10.0
-MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the driven motion waits for the next step
-
-
-@dataclass
-class SolverSettings:
-    """dt (s); gravity (m/s^2); dhat (m, None: 1e-3 x initial scene bounding-box diagonal);
-    eps_v (m/s) friction smoothing speed; newton_tolerance (m/s) on ||dx||_inf / dt;
-    newton_fallback_tolerance (1/s): when Newton reaches max_newton_iterations without meeting
-    newton_tolerance, the step is still accepted at its iterate with the smallest Newton step if
-    that step over dt is below newton_fallback_tolerance x the scene's bounding-box diagonal (IPC's
-    own convergence criterion, 1e-2 l per second; StepStats.newton_converged is then False).
-    Projected Newton can stall there (PSD-projected contact Hessians, a light body sliding under
-    friction), moving the iterate by microns per iteration; None: such a step fails.
-    friction_iterations: lagged friction passes per step (1 = IPC's default lagging);
-    contact_force_scale (N, optional): the force one contact should carry at a tenth of dhat.
-    IPC's stiffness heuristic balances the barrier against inertia and gravity, which for light
-    bodies squeezed hard leaves contact forces to be carried at vanishing distances; this sets a
-    floor on kappa so that a known force scale (e.g. a gripper's closing force) is carried at a
-    resolvable gap.
-    contact_model: "barrier" (IPC: log barrier, CCD, adaptive kappa) or "penalty" (BLEM penalty
-    contact of engine/penalty.py, discrete detection, no CCD). Penalty only: penalty_stiffness k
-    (N/m per contact), penalty_margin r (m, boundary layer of every mesh: meshes touch below 2 r,
-    the ground below r; the activation distance `Simulation.dhat` becomes 2 r and `dhat` is not
-    used), penalty_clusters K (at most K k-means representative contacts per body pair, lagged
-    per friction pass; 0 = every contact)."""
-
-    dt: float = 0.02
-    gravity: tuple = (0.0, 0.0, -9.81)
-    dhat: float | None = None
-    eps_v: float = 1e-3
-    newton_tolerance: float = 1e-4
-    newton_fallback_tolerance: float | None = 1e-2
-    max_newton_iterations: int = 100
-    friction_iterations: int = 1
-    min_barrier_stiffness_scale: float = 1e11
-    contact_force_scale: float | None = None
-    contact_model: str = "barrier"
-    penalty_stiffness: float = 1e5
-    penalty_margin: float = 5e-4
-    penalty_clusters: int = 0
-
-    def __post_init__(self):
-        if self.contact_model not in CONTACT_MODELS:
-            raise ValueError(f"SolverSettings.contact_model must be one of {CONTACT_MODELS}, "
-                             f"got {self.contact_model!r}")
-        for name in ("penalty_stiffness", "penalty_margin"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(value) and value > 0):
-                raise ValueError(f"SolverSettings.{name} must be a positive finite number, got {value!r}")
-        fallback = self.newton_fallback_tolerance
-        if fallback is not None and not (np.isfinite(fallback) and fallback > 0):
-            raise ValueError(f"SolverSettings.newton_fallback_tolerance must be positive and finite or None, "
-                             f"got {fallback!r}")
-        clusters = self.penalty_clusters
-        if isinstance(clusters, (bool, np.bool_)) or not isinstance(clusters, (int, np.integer)) or clusters < 0:
-            raise ValueError(f"SolverSettings.penalty_clusters must be an integer >= 0 (0: no clustering), "
-                             f"got {clusters!r}")
-
-
-@dataclass
-class State:
-    """Everything that evolves: deformable positions/velocities (per body, world frame, m, m/s),
-    affine coordinates q and their rates (per body), kinematic vertex positions, time (s), and
-    the deflections u (m) and their rates (m/s) of the compliant mounts (`mounts`). Driven
-    vertices on a mount are stored where their driver put them; they sit u along its axis from
-    there (`Simulation.vertices`)."""
-
-    time: float
-    deformable_x: list
-    deformable_v: list
-    affine_q: list
-    affine_qdot: list
-    kinematic_x: list
-    mount_u: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    mount_udot: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    def copy(self) -> "State":
-        return State(self.time, [a.copy() for a in self.deformable_x], [a.copy() for a in self.deformable_v],
-                     [a.copy() for a in self.affine_q], [a.copy() for a in self.affine_qdot],
-                     [a.copy() for a in self.kinematic_x], self.mount_u.copy(), self.mount_udot.copy())
-
-
-@dataclass
-class StepStats:
-    """What one step did. Forces in N: contact_force[i, j] is the normal (barrier or penalty)
-    force on body i from body j, friction_force[i, j] the friction force; index n_bodies is the
-    ground. min_distance (m): smallest distance over the active contacts (penalty: the ground's
-    is the signed height); n_contacts: active contacts (clusters when clustering);
-    barrier_stiffness: kappa (nan under penalty); max_penetration (m): deepest surface vertex
-    inside another body or below the ground (`penetration`; 0 for the barrier); max_force_gap
-    (m): largest distance between primitives at which a nonzero contact force acted (< dhat for
-    the barrier, up to 2 r under penalty: the "force field"); newton_converged: False when the
-    step was accepted by SolverSettings.newton_fallback_tolerance. driver_fraction: the part of
-    the step's driven motion taken (1 = the drivers reached their targets); driver_lag (m): the
-    largest distance of a driven vertex from its target after the step (0 when reached)."""
-
-    time: float
-    newton_iterations: int
-    line_search_alphas: list
-    driver_fraction: float
-    driver_lag: float
-    min_distance: float
-    n_contacts: int
-    barrier_stiffness: float
-    energies: dict
-    contact_force: np.ndarray
-    friction_force: np.ndarray
-    strain_energy: dict
-    max_penetration: float = 0.0
-    max_force_gap: float = 0.0
-    newton_converged: bool = True
-    wall_time: float = 0.0
-    extra: dict = field(default_factory=dict)
-
-
-class StepFailed(RuntimeError):
-    """A step could not be completed; `state` is the last good (intersection-free) state."""
-
-    def __init__(self, reason: str, state: State):
-        super().__init__(reason)
-        self.reason = reason
-        self.state = state
-
-
-@njit
-def _row_position(indices, lo, end, i):
-    """Position of row i among the sorted row indices[lo:end] of a CSC column (where it would be
-    inserted if absent), searching from lo: rows arrive in ascending order, so the last position
-    found is checked first."""
-    if lo < end and indices[lo] == i:
-        return lo
-    hi = end
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if indices[mid] < i:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit
-def _pattern_slots(indptr, indices, rows, cols):
-    """Position of each entry (rows[k], cols[k]) in an upper-triangle CSC pattern (row indices
-    sorted within each column); -1 for entries below the diagonal, with a negative index, or
-    missing from the pattern."""
-    slots = np.full(rows.shape[0], -1, dtype=np.int64)
-    for k in range(rows.shape[0]):
-        r = rows[k]
-        c = cols[k]
-        if r < 0 or r > c:
-            continue
-        lo = _row_position(indices, indptr[c], indptr[c + 1], r)
-        if lo < indptr[c + 1] and indices[lo] == r:
-            slots[k] = lo
-    return slots
-
-
-@njit
-def _moved_slots(slots, moved):
-    """Slots of a pattern carried into a pattern grown from it: moved[slot] for each slot >= 0
-    (moved: where each entry of the old pattern sits in the new one), -1 stays -1."""
-    out = np.empty_like(slots)
-    for k in range(slots.shape[0]):
-        out[k] = moved[slots[k]] if slots[k] >= 0 else -1
-    return out
-
-
-def _moved_values(values, moved, n):
-    """Values of an old pattern's entries placed at their slots in a grown pattern of n entries
-    (moved as in _moved_slots); 0 in the new entries. (A NumPy scatter: as fast as a kernel here,
-    with nothing to compile; _moved_slots is a kernel because NumPy's masked gather of a tet's
-    144 slots is 15 times slower.)"""
-    out = np.zeros(n)
-    out[moved] = values
-    return out
-
-
-@njit
-def _entry_groups(rows, cols, n_dof):
-    """The entries (rows[e], cols[e]) of the upper triangle (0 <= row <= col), grouped by
-    position: (entry_group (E,): each entry's group, -1 for the others; group_ptr, group_entries:
-    group g's entries are group_entries[group_ptr[g]:group_ptr[g+1]], in ascending e). Groups
-    follow column-major order; two stable counting sorts (by row, then by column)."""
-    n = rows.shape[0]
-    kept = np.empty(n, dtype=np.int64)
-    m = 0
-    for e in range(n):
-        if 0 <= rows[e] <= cols[e]:
-            kept[m] = e
-            m += 1
-    order = kept[:m]
-    for key in (rows, cols):
-        start = np.zeros(n_dof + 1, dtype=np.int64)
-        for e in order:
-            start[key[e] + 1] += 1
-        for i in range(n_dof):
-            start[i + 1] += start[i]
-        sorted_order = np.empty(m, dtype=np.int64)
-        for e in order:
-            sorted_order[start[key[e]]] = e
-            start[key[e]] += 1
-        order = sorted_order
-    entry_group = np.full(n, -1, dtype=np.int64)
-    group_ptr = np.empty(m + 1, dtype=np.int64)
-    g = -1
-    for i in range(m):
-        e = order[i]
-        if i == 0 or rows[e] != rows[order[i - 1]] or cols[e] != cols[order[i - 1]]:
-            g += 1
-            group_ptr[g] = i
-        entry_group[e] = g
-    group_ptr[g + 1] = m
-    return entry_group, group_ptr[:g + 2].copy(), order
-
-
-@njit
-def _add_scaled(data, slots, vals, scale):
-    """data[slots[k]] += scale * vals[k] for every slot >= 0."""
-    for k in range(slots.shape[0]):
-        if slots[k] >= 0:
-            data[slots[k]] += scale * vals[k]
-
-
-@njit
-def _add_mapped_hessian(data, indptr, indices, rows, cols, vals, scale, z_index, z_coef):
-    """Add scale * P^T H P to the upper-triangle CSC values `data`, where H is given by x-space
-    triplets and row i of P by up to 4 (z_index[i, s], z_coef[i, s]) pairs, indices ascending
-    (-1 after the last). Returns how many z-space entries the pattern lacks (nothing is added for
-    those)."""
-    missing = 0
-    for k in range(rows.shape[0]):
-        r = rows[k]
-        c = cols[k]
-        v = scale * vals[k]
-        for t in range(4):
-            j = z_index[c, t]
-            if j < 0:
-                break
-            # the rows i of column j come in ascending order: search on from the last one found
-            lo = indptr[j]
-            end = indptr[j + 1]
-            for s in range(4):
-                i = z_index[r, s]
-                if i < 0 or i > j:
-                    break
-                lo = _row_position(indices, lo, end, i)
-                if lo < end and indices[lo] == i:
-                    data[lo] += z_coef[r, s] * z_coef[c, t] * v
-                    lo += 1
-                else:
-                    missing += 1
-    return missing
-
-
-@njit
-def _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, scale, z_index, z_coef, dense_lo):
-    """As _add_mapped_hessian for x-space triplets that come in dense square blocks, one per
-    contact: block k is triplets offsets[k] to offsets[k + 1], s x s of them row-major over the
-    contact's s coordinates (collisions._scatter_hessian), so a block's columns are the
-    coordinates of its rows and only `rows` is read. Each block is first contracted into a
-    dense matrix over the z-space degrees of freedom its coordinates depend on (e.g. 15 for a pad
-    vertex on a face of an affine body instead of 16 z entries per triplet). Its upper-triangle
-    entries in the columns z >= dense_lo (the affine bodies' 12 coordinates and the mounts: few
-    columns that most contacts share) are summed over all blocks in a dense (n_dof, n_dof -
-    dense_lo) buffer and enter the pattern once each at the end; the others enter it block by
-    block. Returns how many z-space entries the pattern lacks (0: none)."""
-    missing = 0
-    n_dof = indptr.shape[0] - 1
-    dense = np.zeros((n_dof, n_dof - dense_lo))  # column j - dense_lo, summed over blocks
-    dense_used = np.zeros((n_dof, n_dof - dense_lo), dtype=np.bool_)
-    zs = np.empty(48, dtype=np.int64)  # the block's z indices, ascending (12 coordinates x 4)
-    local = np.empty((12, 4), dtype=np.int64)  # position in zs of each coordinate's z index
-    position = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)  # per z index: its position in zs, or -1
-    T = np.empty((12, 48))
-    L = np.empty((48, 48))
-    for k in range(offsets.shape[0] - 1):
-        off = offsets[k]
-        size = int(np.sqrt(offsets[k + 1] - off) + 0.5)
-        n = 0
-        for a in range(size):
-            r = rows[off + a * size]
-            for t in range(4):
-                j = z_index[r, t]
-                if j < 0:
-                    break
-                if position[j] < 0:
-                    position[j] = n
-                    zs[n] = j
-                    n += 1
-        if n == 0:
-            continue
-        for i in range(1, n):  # insertion sort: the pattern is filled column by column, rows ascending
-            j = zs[i]
-            q = i
-            while q > 0 and zs[q - 1] > j:
-                zs[q] = zs[q - 1]
-                q -= 1
-            zs[q] = j
-        for i in range(n):
-            position[zs[i]] = i
-        for a in range(size):
-            r = rows[off + a * size]
-            for t in range(4):
-                j = z_index[r, t]
-                local[a, t] = -1
-                if j < 0:
-                    break
-                local[a, t] = position[j]
-        for i in range(n):
-            position[zs[i]] = -1
-        # contract the columns, then the rows: T = H P_block, L = P_block^T T
-        for a in range(size):
-            for lj in range(n):
-                T[a, lj] = 0.0
-            for b in range(size):
-                c = rows[off + b * size]
-                v = scale * vals[off + a * size + b]
-                for t in range(4):
-                    lj = local[b, t]
-                    if lj < 0:
-                        break
-                    T[a, lj] += v * z_coef[c, t]
-        for i in range(n):
-            for j in range(n):
-                L[i, j] = 0.0
-        for a in range(size):
-            r = rows[off + a * size]
-            for s in range(4):
-                li = local[a, s]
-                if li < 0:
-                    break
-                coef = z_coef[r, s]
-                for lj in range(n):
-                    L[li, lj] += coef * T[a, lj]
-        for lj in range(n):
-            j = zs[lj]
-            if j >= dense_lo:
-                for li in range(lj + 1):
-                    dense[zs[li], j - dense_lo] += L[li, lj]
-                    dense_used[zs[li], j - dense_lo] = True
-                continue
-            lo = indptr[j]
-            end = indptr[j + 1]
-            for li in range(lj + 1):
-                i = zs[li]
-                lo = _row_position(indices, lo, end, i)
-                if lo < end and indices[lo] == i:
-                    data[lo] += L[li, lj]
-                    lo += 1
-                else:
-                    missing += 1
-    for j in range(dense_lo, n_dof):
-        lo = indptr[j]
-        end = indptr[j + 1]
-        for i in range(j + 1):
-            if dense_used[i, j - dense_lo]:
-                lo = _row_position(indices, lo, end, i)
-                if lo < end and indices[lo] == i:
-                    data[lo] += dense[i, j - dense_lo]
-                    lo += 1
-                else:
-                    missing += 1
-    return missing
-
-
-@njit
-def _add_contact_hessians(data, indptr, indices, z_index, z_coef, dense_lo, x, kind, vertices, ee_type, eps_x,
-                          weight, origin, normal, dhat, kappa, friction, f_kind, f_vertices, f_basis, f_coords, f_mu,
-                          f_force, x_t, eps_u, project):
-    """data += P^T (kappa barrier Hessians, each PSD-projected with `project` [+ friction
-    Hessians with `friction`]) P,
-    block by block (_add_mapped_blocks). Returns how many z-space entries the pattern lacks and
-    the x-space terms, ((rows, cols, vals, scale, offsets) of the barrier, then of friction), to
-    grow the pattern from when it lacks some."""
-    offsets = contact._triplet_offsets(kind)
-    rows, cols, vals = contact._barrier_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
-                                                 dhat * dhat, project, offsets)
-    missing = _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, kappa, z_index, z_coef, dense_lo)
-    f_offsets = contact._triplet_offsets(f_kind)
-    if friction:
-        f_rows, f_cols, f_vals = contact._friction_hessians(f_kind, f_vertices, f_basis, f_coords, f_mu, f_force,
-                                                            x - x_t, eps_u, f_offsets)
-        missing += _add_mapped_blocks(data, indptr, indices, f_rows, f_vals, f_offsets, 1.0, z_index, z_coef,
-                                      dense_lo)
-    else:
-        f_rows, f_cols, f_vals = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-    return missing, (rows, cols, vals, kappa, offsets), (f_rows, f_cols, f_vals, 1.0, f_offsets)
-
-
-@njit
-def _union_keys(sorted_keys, keys):
-    """Sorted unique values of sorted_keys (sorted, unique) together with keys (any order): a
-    pattern's keys grown by new entries (np.unique of both, without hashing the large set)."""
-    keys = np.sort(keys)
-    out = np.empty(sorted_keys.shape[0] + keys.shape[0], dtype=np.int64)
-    n = i = j = 0
-    while i < sorted_keys.shape[0] or j < keys.shape[0]:
-        if j == keys.shape[0] or (i < sorted_keys.shape[0] and sorted_keys[i] <= keys[j]):
-            key = sorted_keys[i]
-            i += 1
-        else:
-            key = keys[j]
-            j += 1
-        if n == 0 or out[n - 1] != key:
-            out[n] = key
-            n += 1
-    return out[:n]
-
-
-@njit
-def _missing_hessian_keys(rows, cols, z_index, n_dof, indptr, indices):
-    """Keys col * n_dof + row of the upper-triangle z-space entries that x-space triplets
-    (rows, cols) touch through z_index (see _add_mapped_hessian) and the upper-triangle CSC
-    pattern (indptr, indices) lacks, with repeats."""
-    keys = np.empty(16 * rows.shape[0], dtype=np.int64)
-    count = 0
-    for k in range(rows.shape[0]):
-        for s in range(4):
-            i = z_index[rows[k], s]
-            if i < 0:
-                break
-            for t in range(4):
-                j = z_index[cols[k], t]
-                if j < 0:
-                    break
-                if i <= j:
-                    lo = _row_position(indices, indptr[j], indptr[j + 1], i)
-                    if not (lo < indptr[j + 1] and indices[lo] == i):
-                        keys[count] = j * n_dof + i
-                        count += 1
-    return keys[:count]
-
-
-@njit
-def _body_boxes(x0, x1, vertex_body, n_bodies):
-    """Per body the axis-aligned box (lo, hi), each (B, 3) in m, of its vertices at x0 and x1
-    (lo > hi for a body without vertices)."""
-    lo = np.full((n_bodies, 3), np.inf)
-    hi = np.full((n_bodies, 3), -np.inf)
-    for v in range(x0.shape[0]):
-        b = vertex_body[v]
-        for a in range(3):
-            lo[b, a] = min(lo[b, a], x0[v, a], x1[v, a])
-            hi[b, a] = max(hi[b, a], x0[v, a], x1[v, a])
-    return lo, hi
-
-
-@njit
-def _near_partners(x0, x1, elements, vertex_body, body_lo, body_hi, can_collide, reach):
-    """Which elements (rows of vertex indices) have a box over x0 and x1 that comes within
-    `reach` (m, per axis) of the box of some body their own body may collide with; the others
-    cannot be in any broad-phase pair of that radius."""
-    keep = np.zeros(elements.shape[0], dtype=np.bool_)
-    for i in range(elements.shape[0]):
-        b = vertex_body[elements[i, 0]]
-        lo0 = lo1 = lo2 = np.inf
-        hi0 = hi1 = hi2 = -np.inf
-        for j in range(elements.shape[1]):
-            v = elements[i, j]
-            lo0 = min(lo0, x0[v, 0], x1[v, 0])
-            lo1 = min(lo1, x0[v, 1], x1[v, 1])
-            lo2 = min(lo2, x0[v, 2], x1[v, 2])
-            hi0 = max(hi0, x0[v, 0], x1[v, 0])
-            hi1 = max(hi1, x0[v, 1], x1[v, 1])
-            hi2 = max(hi2, x0[v, 2], x1[v, 2])
-        for o in range(can_collide.shape[0]):
-            if (can_collide[b, o] and lo0 - reach <= body_hi[o, 0] and body_lo[o, 0] <= hi0 + reach
-                    and lo1 - reach <= body_hi[o, 1] and body_lo[o, 1] <= hi1 + reach
-                    and lo2 - reach <= body_hi[o, 2] and body_lo[o, 2] <= hi2 + reach):
-                keep[i] = True
-                break
-    return keep
-
-
-@njit
-def _add_coupling_product(out, x, dx, tets, Dm_inv, volumes, mu, lam, coupled, free, scale):
-    """out[free[k, 3 m + a]] += scale (H_t dx_t)[3 m + a] for the tets t = coupled[k]: the exact
-    Neo-Hookean Hessian of tet t at positions x applied to the displacements dx (n,3), without
-    forming H_t. With dF the deformation gradient of dx,
-    dP = mu dF + (mu - lam ln J) F^-T dF^T F^-T + lam (F^-T : dF) F^-T and vertex m gets
-    volume dP D_m (D the shape derivatives); free index -1: not a free DOF."""
-    F = np.empty((3, 3))
-    dF = np.empty((3, 3))
-    C = np.empty((3, 3))
-    M = np.empty((3, 3))
-    dP = np.empty((3, 3))
-    D = np.empty((4, 3))
-    for k in range(coupled.shape[0]):
-        t = coupled[k]
-        _deformation_gradient_into(x, tets[t], Dm_inv[t], F)
-        _deformation_gradient_into(dx, tets[t], Dm_inv[t], dF)
-        _shape_derivatives_into(Dm_inv[t], D)
-        J = _det3(F)
-        lnJ = np.log(J)
-        _cofactor_into(F, C)  # F^-T = C / J
-        trace = 0.0
-        for a in range(3):
-            for b in range(3):
-                trace += C[a, b] * dF[a, b]
-        trace /= J
-        for a in range(3):  # M = dF^T F^-T
-            for b in range(3):
-                M[a, b] = (dF[0, a] * C[0, b] + dF[1, a] * C[1, b] + dF[2, a] * C[2, b]) / J
-        for a in range(3):
-            for b in range(3):
-                FMF = (C[a, 0] * M[0, b] + C[a, 1] * M[1, b] + C[a, 2] * M[2, b]) / J
-                dP[a, b] = mu * dF[a, b] + (mu - lam * lnJ) * FMF + lam * trace * C[a, b] / J
-        for m in range(4):
-            for a in range(3):
-                r = free[k, 3 * m + a]
-                if r >= 0:
-                    out[r] += scale * volumes[t] * (dP[a, 0] * D[m, 0] + dP[a, 1] * D[m, 1] + dP[a, 2] * D[m, 2])
-
-
-@njit
-def _moved_within(x, x_ref, bound, shift):
-    """Whether every coordinate of x (n,3) is within `bound` (m) of x_ref translated by `shift` (3,)."""
-    for v in range(x.shape[0]):
-        for a in range(3):
-            if not abs(x[v, a] - x_ref[v, a] - shift[a]) <= bound:
-                return False
-    return True
-
-
-@njit
-def _swept_interval(x0, x1, elems, e, a):
-    """(lo, hi) of coordinate a over element e's vertices at x0 and x1."""
-    v = elems[e, 0]
-    lo = min(x0[v, a], x1[v, a])
-    hi = max(x0[v, a], x1[v, a])
-    for k in range(1, elems.shape[1]):
-        v = elems[e, k]
-        lo = min(lo, min(x0[v, a], x1[v, a]))
-        hi = max(hi, max(x0[v, a], x1[v, a]))
-    return lo, hi
-
-
-@njit
-def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
-    """The pairs (i, j) (rows of elems_a, elems_b) whose boxes over x0 and x1 grown by
-    half_radius overlap, computed exactly as broadphase._swept_boxes and _overlap do: the broad
-    phase's own test, applied to a superset of its pairs."""
-    keep = np.zeros(pairs.shape[0], dtype=np.bool_)
-    for p in range(pairs.shape[0]):
-        i = pairs[p, 0]
-        j = pairs[p, 1]
-        overlap = True
-        for a in range(3):
-            lo_a, hi_a = _swept_interval(x0, x1, elems_a, i, a)
-            lo_b, hi_b = _swept_interval(x0, x1, elems_b, j, a)
-            if lo_a - half_radius > hi_b + half_radius or lo_b - half_radius > hi_a + half_radius:
-                overlap = False
-                break
-        keep[p] = overlap
-    return pairs[keep]
-
-
-@njit
-def _cached_pairs(x0, x1, ref, ref_mean, vf, ee, vertex_rows, faces, edges, slack, half_radius):
-    """Simulation._candidates from its pair cache (ref: the positions the cached vertex-face and
-    edge-edge pairs vf, ee were found at, ref_mean their mean): whether x0 and x1 both lie within
-    `slack` (m) of ref moved by the contact surface's mean translation since (x0's mean - ref_mean),
-    and if so the cached pairs whose boxes over x0 -> x1 grown by half_radius overlap."""
-    shift = np.zeros(3)
-    for v in range(x0.shape[0]):
-        for a in range(3):
-            shift[a] += x0[v, a]
-    for a in range(3):
-        shift[a] = shift[a] / x0.shape[0] - ref_mean[a]
-    if not (_moved_within(x0, ref, slack, shift) and _moved_within(x1, ref, slack, shift)):
-        return False, vf[:0], ee[:0]
-    return (True, _overlapping_pairs(x0, x1, vf, vertex_rows, faces, half_radius),
-            _overlapping_pairs(x0, x1, ee, edges, edges, half_radius))
-
-
-def _pose_parts(pose):
-    pose = np.asarray(pose, dtype=np.float64)
-    if pose.shape != (4, 4) or not np.isfinite(pose).all():
-        raise ValueError(f"a pose must be a finite 4x4 matrix, got shape {pose.shape}")
-    return pose[:3, :3], pose[:3, 3]
+from ipcgrasp.engine.solver.assembly import (
+    _add_mapped_blocks,
+    _add_mapped_hessian,
+    _add_scaled,
+    _entry_groups,
+    _missing_hessian_keys,
+    _moved_slots,
+    _moved_values,
+    _pattern_slots,
+    _union_keys,
+)
+from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact, body_pair_resultants
+from ipcgrasp.engine.solver.dofs import ContactMap, Dofs
+from ipcgrasp.engine.solver.drive import DrivenBodies, pose_parts
+from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
+from ipcgrasp.engine.solver.proximity import Proximity
+from ipcgrasp.engine.solver.settings import (
+    CARRIED_CONVERGED,
+    CARRIED_MODEL,
+    COARSE_ROUND_TOLERANCE,
+    DRIVER_AT_REST,
+    ELASTIC_HESSIAN_REUSE,
+    MAX_CLUSTER_PASSES,
+    MAX_DRIVE_ROUNDS,
+    MIN_DISTANCES_KEPT,
+    UNPROJECTED_CONTACTS_NEAR,
+    SolverSettings,
+    StepFailed,
+    StepStats,
+)
+from ipcgrasp.engine.solver.state import State
 
 
 class Simulation:
@@ -744,15 +141,21 @@ class Simulation:
         self._build_layout(poses)
         self._build_collision_mesh(friction or {}, default_friction, ignore_pairs)
         self._build_mass()
+        self.driven = DrivenBodies(self.bodies, self.index, self.deformables, self.kinematics, self.dofs,
+                                   self._mount_rotation, self._linked_entries)
         s = self.settings
         lo, hi = self._x.min(axis=0), self._x.max(axis=0)
         self.bbox_diagonal = float(np.linalg.norm(hi - lo))
-        self._penalty = s.contact_model == "penalty"
-        if self._penalty:
+        if s.contact_model == "penalty":
             self.dhat = 2.0 * float(s.penalty_margin)
         else:
             self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
-        self._clusters = None  # penalty clusters of the current friction pass
+        self.proximity = Proximity(self.mesh, self.dhat, self.bbox_diagonal)
+        sc = self._scene
+        self.step_limits = StepLimits(self.mesh, self._plane_arrays, self.proximity, sc["tets"], sc["Dm_inv"],
+                                      sc["tet_start"], [body.name for body in self.deformables])
+        self.contact_model = (PenaltyContact(s, self.proximity.plane_vertices) if s.contact_model == "penalty"
+                              else BarrierContact(s, self.dhat, self.proximity, sc["no_friction"]))
         moved_affinely = np.zeros(len(self.bodies), dtype=bool)  # rigid objects, affine bodies, jaws
         for body in self.affines + self.kinematics:
             moved_affinely[self.index[body.name]] = True
@@ -796,43 +199,28 @@ class Simulation:
                 if table[i] >= 0:
                     raise ValueError(f"body {name!r} is on two mounts")
                 table[i] = j
-                self._mount_rotation[name] = _pose_parts(poses.get(name, np.eye(4)))[0].copy()
+                self._mount_rotation[name] = pose_parts(poses.get(name, np.eye(4)))[0].copy()
                 self._mount_motion[name] = mount.shape(name, body.n_vertices)[:, None] * mount.axis
 
     def _build_layout(self, poses):
-        nz = 0
-        self._dof = []  # per deformable: (n,) first z index of each vertex, -1 if prescribed
+        """The layout of the unknowns z (solver.dofs) and the initial state at `poses`."""
+        self.dofs = Dofs(self.deformables, len(self.affines), len(self.mounts), self._deformable_mount,
+                         self._mount_motion)
+        self.n_dof = self.dofs.n_dof
         x_def, v_def = [], []
         for body in self.deformables:
-            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
-            dof = -np.ones(body.n_vertices, dtype=np.int64)
-            free = np.setdiff1d(np.arange(body.n_vertices), body.prescribed)
-            dof[free] = nz + 3 * np.arange(len(free))
-            nz += 3 * len(free)
-            self._dof.append(dof)
+            R, t = pose_parts(poses.get(body.name, np.eye(4)))
             x_def.append(body.rest_positions @ R.T + t)
             v_def.append(np.zeros((body.n_vertices, 3)))
-        self._affine_offset = []
         q, qdot = [], []
         for body in self.affines:
-            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
-            self._affine_offset.append(nz)
-            nz += 12
+            R, t = pose_parts(poses.get(body.name, np.eye(4)))
             q.append(np.concatenate([t, R.ravel()]))
             qdot.append(np.zeros(12))
         x_kin = []
         for body in self.kinematics:
-            R, t = _pose_parts(poses.get(body.name, np.eye(4)))
+            R, t = pose_parts(poses.get(body.name, np.eye(4)))
             x_kin.append(body.vertices @ R.T + t)
-        self._mount_offset = nz  # the mounts' deflections are the last degrees of freedom
-        nz += len(self.mounts)
-        # the affine coordinates and mount deflections: few z columns that most contact Hessian
-        # blocks share, summed densely before they enter the pattern (_add_mapped_blocks)
-        self._dense_lo = self._affine_offset[0] if self.affines else self._mount_offset
-        self.n_dof = nz
-        # per deformable: its free vertices and their (n_free, 3) indices into z
-        self._free_vertex_dofs = [(np.flatnonzero(dof >= 0), dof[dof >= 0][:, None] + np.arange(3))
-                                  for dof in self._dof]
         self.state = State(0.0, x_def, v_def, q, qdot, x_kin, np.zeros(len(self.mounts)), np.zeros(len(self.mounts)))
 
     def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
@@ -848,7 +236,7 @@ class Simulation:
                 local[surf] = np.arange(len(surf))
                 faces.append(local[body.faces] + n)
                 i = self.deformables.index(body)
-                dof = self._dof[i][surf]
+                dof = self.dofs.vertex_dof[i][surf]
                 c = n + np.flatnonzero(dof >= 0)
                 for a in range(3):
                     rows.append(3 * c + a)
@@ -863,7 +251,7 @@ class Simulation:
                     self._map_mounted(rows, cols, vals, self._kinematic_mount[self.kinematics.index(body)],
                                       body.name, n, surf, surf)
                 if isinstance(body, AffineBody):
-                    off = self._affine_offset[self.affines.index(body)]
+                    off = self.dofs.affine_offset[self.affines.index(body)]
                     J = affine_jacobian(body.vertices)  # (m,3,12)
                     r = (3 * (n + np.arange(body.n_vertices)))[:, None, None] + np.arange(3)[None, :, None]
                     cidx = np.broadcast_to(off + np.arange(12), J.shape)
@@ -875,9 +263,16 @@ class Simulation:
             vertex_body.append(np.full(len(surf), b, dtype=np.int64))
             n += len(surf)
         self.n_collision_vertices = n
-        self._P = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                shape=(3 * n, self.n_dof))
-        self._PT = self._P.T.tocsr()
+        driven_deformable = []  # (deformable index, rows of x, its driven contact vertices)
+        driven_kinematic = []  # (kinematic index, first row of x, end row)
+        for body, (start, surf) in zip(self.bodies, self._surface):
+            if isinstance(body, DeformableBody):
+                i = self.deformables.index(body)
+                driven = self.dofs.vertex_dof[i][surf] < 0
+                driven_deformable.append((i, start + np.flatnonzero(driven), surf[driven]))
+            elif isinstance(body, KinematicBody):
+                driven_kinematic.append((self.kinematics.index(body), start, start + len(surf)))
+        self.contact_map = ContactMap(rows, cols, vals, n, self.n_dof, driven_deformable, driven_kinematic)
         B = len(self.bodies)
         can_collide = ~np.eye(B, dtype=bool)
         kin = [self.index[k.name] for k in self.kinematics]
@@ -892,28 +287,11 @@ class Simulation:
             plane = (self.ground.origin, self.ground.normal)
             plane_bodies[:] = True
             plane_bodies[kin] = False
-        self._driven_deformable = []  # (deformable index, rows of x, its driven contact vertices)
-        self._driven_kinematic = []  # (kinematic index, first row of x, end row)
-        for body, (start, surf) in zip(self.bodies, self._surface):
-            if isinstance(body, DeformableBody):
-                i = self.deformables.index(body)
-                driven = self._dof[i][surf] < 0
-                self._driven_deformable.append((i, start + np.flatnonzero(driven), surf[driven]))
-            elif isinstance(body, KinematicBody):
-                self._driven_kinematic.append((self.kinematics.index(body), start, start + len(surf)))
         self._x = np.zeros((n, 3))
         self._refresh_driven()
         self.mesh = contact.CollisionMesh.build(self._x, np.concatenate(faces), np.concatenate(vertex_body),
                                                 can_collide=can_collide, plane=plane, mu=mu, mu_plane=mu_plane,
                                                 plane_body_mask=plane_bodies)
-        self._plane_vertices = np.flatnonzero(plane_bodies[self.mesh.vertex_body])
-        used = np.zeros(n, dtype=bool)
-        used[self.mesh.edges] = True
-        used[self.mesh.faces] = True
-        self._surface_vertices = np.flatnonzero(used)
-        self._surface_vertex_rows = np.ascontiguousarray(self._surface_vertices[:, None])
-        self._vertex_rows = np.arange(n, dtype=np.int64)[:, None]  # vertex v as a one-vertex element
-        self._pair_cache = None  # (reference positions, their mean, vertex-face pairs, edge-edge pairs): _candidates
         self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
                               else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
 
@@ -927,7 +305,7 @@ class Simulation:
         for a in range(3):
             moving = motion[:, a] != 0.0
             rows.append(3 * (start + local[moving]) + a)
-            cols.append(np.full(int(moving.sum()), self._mount_offset + mount))
+            cols.append(np.full(int(moving.sum()), self.dofs.mount_offset + mount))
             vals.append(motion[moving, a])
 
     def set_gravity(self, gravity):
@@ -935,26 +313,26 @@ class Simulation:
         self.settings.gravity = tuple(float(v) for v in gravity)
         g = np.asarray(self.settings.gravity)
         self._gravity_acc = np.zeros(self.n_dof)
-        for dof in self._dof:
+        for dof in self.dofs.vertex_dof:
             free = dof >= 0
             self._gravity_acc[dof[free][:, None] + np.arange(3)] = g
-        for off in self._affine_offset:
+        for off in self.dofs.affine_offset:
             self._gravity_acc[off:off + 3] = g  # M_q (g, 0) is the generalised gravity force
 
     def _build_mass(self):
         rows, cols, vals = [], [], []
         self.set_gravity(self.settings.gravity)
-        for body, dof in zip(self.deformables, self._dof):
+        for body, dof in zip(self.deformables, self.dofs.vertex_dof):
             free = dof >= 0
             for a in range(3):
                 rows.append(dof[free] + a)
                 cols.append(dof[free] + a)
                 vals.append(body.masses[free])
         if self.mounts:
-            rows.append(self._mount_offset + np.arange(len(self.mounts)))
+            rows.append(self.dofs.mount_offset + np.arange(len(self.mounts)))
             cols.append(rows[-1])
             vals.append(np.array([m.mass for m in self.mounts]))
-        for body, off in zip(self.affines, self._affine_offset):
+        for body, off in zip(self.affines, self.dofs.affine_offset):
             idx = off + np.arange(12)
             rows.append(np.repeat(idx, 12))
             cols.append(np.tile(idx, 12))
@@ -967,14 +345,6 @@ class Simulation:
             self._affine_mass_range[j] = slice(start + 144 * j, start + 144 * (j + 1))
         self._M = sp.csr_matrix((self._mass_entries[2], self._mass_entries[:2]), shape=(self.n_dof, self.n_dof))
         self._average_mass = float(self._M.diagonal().mean())
-        # tets with both free and prescribed vertices couple them: their indices and z indices
-        self._coupling_tets = []
-        for body, dof in zip(self.deformables, self._dof):
-            tet_free = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
-            tet_free = tet_free.reshape(len(body.tets), 12)
-            n_free = (dof[body.tets] >= 0).sum(axis=1)
-            coupled = np.flatnonzero((n_free > 0) & (n_free < 4))
-            self._coupling_tets.append((coupled, tet_free[coupled]))
         # per deformable, per tet: the last SVD rotation V (the next SVD starts from it: a few Jacobi
         # sweeps fewer), and the deformation gradient and unscaled projected Hessian last computed
         # (all bodies' tets one after the other, as engine.scene)
@@ -988,50 +358,35 @@ class Simulation:
     def _build_scene(self):
         """Every deformable body's vertices, tets and material, the affine bodies' and the mounts'
         constants in the flat arrays of engine.scene (its module docstring)."""
-        starts = np.cumsum([0] + [body.n_vertices for body in self.deformables])
-        free_rows, free_dofs, prescribed_rows, prescribed_mount, motion = [], [], [], [], []
-        free_start, prescribed_start = [0], [0]
-        for i, (body, start, (free, z_index)) in enumerate(zip(self.deformables, starts, self._free_vertex_dofs)):
-            free_rows.append(start + free)
-            free_dofs.append(z_index)
-            if self._deformable_mount[i] >= 0:
-                prescribed_rows.append(start + body.prescribed)
-                prescribed_mount.append(np.full(len(body.prescribed), self._deformable_mount[i]))
-                motion.append(self._mount_motion[body.name][body.prescribed])
-            free_start.append(free_start[-1] + len(free))
-            prescribed_start.append(prescribed_start[-1] + (len(body.prescribed) if self._deformable_mount[i] >= 0
-                                                            else 0))
+        d = self.dofs
 
         def flat(parts, shape, dtype):
             return np.ascontiguousarray(np.concatenate(parts), dtype=dtype) if parts else np.zeros(shape, dtype)
 
         self._scene = dict(
-            n_vertices=int(starts[-1]),
-            free_rows=flat(free_rows, 0, np.int64), free_dofs=flat(free_dofs, (0, 3), np.int64),
-            prescribed_rows=flat(prescribed_rows, 0, np.int64), prescribed_mount=flat(prescribed_mount, 0, np.int64),
-            motion=flat(motion, (0, 3), np.float64),
-            tets=flat([body.tets + start for body, start in zip(self.deformables, starts)], (0, 4), np.int64),
+            n_vertices=d.n_vertices,
+            free_rows=d.free_rows, free_dofs=d.free_dofs, prescribed_rows=d.prescribed_rows,
+            prescribed_mount=d.prescribed_mount, motion=d.motion,
+            tets=flat([body.tets + start for body, start in zip(self.deformables, d.vertex_start)], (0, 4), np.int64),
             Dm_inv=flat([body.Dm_inv for body in self.deformables], (0, 3, 3), np.float64),
             volumes=flat([body.volumes for body in self.deformables], 0, np.float64),
             tet_start=np.cumsum([0] + [len(body.tets) for body in self.deformables]).astype(np.int64),
             mu=np.array([float(body.mu) for body in self.deformables]),
             lam=np.array([float(body.lam) for body in self.deformables]),
-            affine_offset=np.array(self._affine_offset, dtype=np.int64),
+            affine_offset=np.array(d.affine_offset, dtype=np.int64),
             affine_stiffness=np.array([float(body.stiffness) for body in self.affines]),
             affine_volume=np.array([float(body.volume) for body in self.affines]),
             mount_stiffness=np.array([float(mount.stiffness) for mount in self.mounts]),
-            free_start=np.array(free_start, dtype=np.int64), prescribed_start=np.array(prescribed_start, dtype=np.int64),
-            body_mount=np.array(self._deformable_mount, dtype=np.int64),
+            free_start=d.free_start, prescribed_start=d.prescribed_start, body_mount=d.body_mount,
             no_friction=(np.zeros(0, np.int8), np.zeros((0, 4), np.int64), np.zeros((0, 3, 2)), np.zeros((0, 2)),
                          np.zeros(0), np.zeros(0)),
         )
 
     def _build_hessian_pattern(self):
         """The z-space entries of the Hessian's fixed parts (mass, per-tet elastic blocks with
-        prescribed rows/columns dropped, orthogonality blocks), the per-coordinate map of
-        x = P z + c used to carry contact Hessians into z, and the initial CSC pattern."""
+        prescribed rows/columns dropped, orthogonality blocks) and the initial CSC pattern."""
         rows, cols = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-        for body, dof in zip(self.deformables, self._dof):  # entry 144 t + 12 r + c of tet t, all bodies
+        for body, dof in zip(self.deformables, self.dofs.vertex_dof):  # entry 144 t + 12 r + c of tet t, all bodies
             tet_dof = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
             tet_dof = tet_dof.reshape(len(body.tets), 12)
             r = np.broadcast_to(tet_dof[:, :, None], (len(body.tets), 12, 12)).ravel()
@@ -1042,33 +397,22 @@ class Simulation:
         self._tet_entry_groups = _entry_groups(*self._tet_entries, self.n_dof)
         self._tet_group_dirty = np.zeros(len(self._tet_entry_groups[1]) - 1, dtype=np.bool_)
         self._tet_group_touched = np.empty(len(self._tet_group_dirty), dtype=np.int64)  # _assemble_elastic's work
-        idx = [off + np.arange(12) for off in self._affine_offset]  # entry 144 j + 12 r + c of affine body j
+        idx = [off + np.arange(12) for off in self.dofs.affine_offset]  # entry 144 j + 12 r + c of affine body j
         self._ortho_entries = (np.concatenate([np.repeat(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]),
                                np.concatenate([np.tile(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]))
         # per deformable on a mount: the elastic Hessian entries its prescribed vertices carry onto
         # the mount's degree of freedom (mounts.linked_tet_entries), else None; and all of them
         # (tets numbered over all bodies)
         self._linked_entries = []
-        for body, dof, j in zip(self.deformables, self._dof, self._deformable_mount):
+        for body, dof, j in zip(self.deformables, self.dofs.vertex_dof, self._deformable_mount):
             self._linked_entries.append(None if j < 0 else linked_tet_entries(
-                body.tets, dof, body.prescribed, self._mount_offset + j, self.mounts[j].axis,
+                body.tets, dof, body.prescribed, self.dofs.mount_offset + j, self.mounts[j].axis,
                 self.mounts[j].shape(body.name, body.n_vertices)))
         linked = [(e[0] + start, *e[1:]) for e, start in zip(self._linked_entries, self._scene["tet_start"])
                   if e is not None]
         self._linked = tuple(np.concatenate([e[k] for e in linked] + [empty])
                              for k, empty in enumerate((np.zeros(0, np.int64), np.zeros(0, np.int64),
                                                         np.zeros(0, np.int64), np.zeros(0))))
-        P = self._P
-        per_row = np.diff(P.indptr)
-        if per_row.max(initial=0) > 4:
-            raise ValueError("a contact coordinate depends on more than 4 degrees of freedom")
-        self._z_index = -np.ones((P.shape[0], 4), dtype=np.int64)
-        self._z_coef = np.zeros((P.shape[0], 4))
-        P = P.sorted_indices()
-        slot = np.arange(P.nnz) - np.repeat(P.indptr[:-1], per_row)
-        row = np.repeat(np.arange(P.shape[0]), per_row)
-        self._z_index[row, slot] = P.indices
-        self._z_coef[row, slot] = P.data
         static = [self._mass_entries[:2], self._tet_entries, self._ortho_entries, self._linked[1:3]]
         keys = [c * self.n_dof + r for r, c in static]
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
@@ -1090,7 +434,7 @@ class Simulation:
             self._tet_slots = _pattern_slots(self._indptr, self._indices, *self._tet_entries)
             self._ortho_slots = _pattern_slots(self._indptr, self._indices, *self._ortho_entries)
             self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
-            mount_dofs = self._mount_offset + np.arange(len(self.mounts))
+            mount_dofs = self.dofs.mount_offset + np.arange(len(self.mounts))
             self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
             r, c, m = self._mass_entries
             self._mass_data = np.zeros(len(keys))
@@ -1113,128 +457,25 @@ class Simulation:
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
-        """Write the driven (prescribed/kinematic) positions into c of x = P z + c."""
-        c = np.zeros((self.n_collision_vertices, 3))
-        for i, rows, vertices in self._driven_deformable:
-            c[rows] = self.state.deformable_x[i][vertices]
-        for k, lo, hi in self._driven_kinematic:
-            c[lo:hi] = self.state.kinematic_x[k]
-        self._c = c.ravel()
+        """Write the driven (prescribed/kinematic) positions of the state into c of x = P z + c."""
+        self.contact_map.refresh(self.state)
         self._x = self.collision_positions()
 
     def pack(self, state: State | None = None, velocities: bool = False) -> np.ndarray:
-        """The free DOF vector z (or its rate) of a state."""
-        state = state or self.state
-        z = np.empty(self.n_dof)
-        xs = state.deformable_v if velocities else state.deformable_x
-        qs = state.affine_qdot if velocities else state.affine_q
-        for x, (free, z_index) in zip(xs, self._free_vertex_dofs):
-            z[z_index] = x[free]
-        for q, off in zip(qs, self._affine_offset):
-            z[off:off + 12] = q
-        z[self._mount_offset:] = state.mount_udot if velocities else state.mount_u
-        return z
-
-    def _deformable_positions(self, z, deflected=True):
-        """Vertex positions (n,3) of each deformable body: free vertices from z, prescribed ones
-        from the state, moved by their mount's deflection in z unless `deflected` is False (the
-        form the state stores)."""
-        out = []
-        for i, (x, (free, z_index)) in enumerate(zip(self.state.deformable_x, self._free_vertex_dofs)):
-            x = x.copy()
-            x[free] = z[z_index]
-            if deflected:
-                x = self._deflected(i, x, z)
-            out.append(x)
-        return out
-
-    def _deflected(self, i, x, z=None):
-        """Positions x (n,3) of deformable i as stored, with its prescribed vertices moved by its
-        mount's deflection (from z, default the state's); x itself when it has no mount."""
-        j = self._deformable_mount[i]
-        if j < 0:
-            return x
-        u = self.state.mount_u[j] if z is None else z[self._mount_offset + j]
-        body = self.deformables[i]
-        x = x.copy()
-        x[body.prescribed] += u * self._mount_motion[body.name][body.prescribed]
-        return x
-
-    def _store_positions(self, z):
-        """Write the free positions and mount deflections of z into the state."""
-        for i, x in enumerate(self._deformable_positions(z, deflected=False)):
-            self.state.deformable_x[i] = x
-        for j, off in enumerate(self._affine_offset):
-            self.state.affine_q[j] = z[off:off + 12].copy()
-        self.state.mount_u = z[self._mount_offset:].copy()
+        """The free DOF vector z (or its rate) of a state (default: the current one)."""
+        return self.dofs.pack(state or self.state, velocities)
 
     def collision_positions(self, z=None) -> np.ndarray:
         """Contact-surface vertex positions (N,3) in m for DOF vector z (default: the state's)."""
-        z = self.pack() if z is None else z
-        P = self._P
-        return scene._collision_positions(P.indptr, P.indices, P.data, z, self._c)
+        return self.contact_map.positions(self.pack() if z is None else z)
 
     # ------------------------------------------------------------------------------ potentials
     def _collisions(self, x, candidate_pairs=None):
-        """Active contacts at x; `candidate_pairs` from `_candidates` over a segment containing x
+        """Active contacts at x; `candidate_pairs` from `Proximity.candidates` over a segment containing x
         (default: a broad phase at x alone)."""
         if candidate_pairs is None:
-            candidate_pairs = self._candidates(x, x, self.dhat)
-        if self._penalty:
-            return penalty.build_contacts(self.mesh, x, self.settings.penalty_margin, candidate_pairs,
-                                          self._plane_vertices)
-        return contact._collisions_from_candidates(self.mesh, x, self.dhat, *candidate_pairs)
-
-    def _candidates(self, x0, x1, radius, can_collide=None):
-        """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
-        somewhere on the straight motion from x0 to x1 (as broadphase.candidates). Primitives
-        farther than the radius from every body they may touch are left out first (with a
-        margin against rounding): most of a pad is far from everything. can_collide: (B, B)
-        body pairs to look at (default: the mesh's); given, the ground is left out.
-
-        Vertex-face and edge-edge pairs for radii up to dhat come from a broad phase of radius
-        dhat + 2 PAIR_CACHE_SLACK dhat at reference positions, kept while x0 and x1 stay within
-        PAIR_CACHE_SLACK dhat of them (every box of the query then lies inside a cached box, so
-        the cached pairs hold all of the query's), filtered by the broad phase's own box test:
-        the same pairs, without a grid per Newton iteration. The test allows for one translation of
-        the whole contact surface since the reference (the mean motion): pairs do not change when
-        every body moves alike, as when the jaws lift the object."""
-        m = self.mesh
-        slack = PAIR_CACHE_SLACK * self.dhat
-        cache = self._pair_cache
-        if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack, np.zeros(3)):
-            # proximity is unchanged by a common translation (a lift carries pads and object up)
-            hit = cache is not None
-            if hit:
-                hit, vf, ee = _cached_pairs(x0, x1, *cache, self._vertex_rows, m.faces, m.edges, slack, 0.5 * radius)
-            if not hit:
-                margin = 1e-9 * self.bbox_diagonal  # covers rounding in the boxes
-                cache = (x0.copy(), x0.mean(axis=0),
-                         *self._grid_candidates(x0, x0, self.dhat + 2.0 * slack + margin, m.can_collide))
-                self._pair_cache = cache
-                vf = _overlapping_pairs(x0, x1, cache[2], self._vertex_rows, m.faces, 0.5 * radius)
-                ee = _overlapping_pairs(x0, x1, cache[3], m.edges, m.edges, 0.5 * radius)
-        else:
-            vf, ee = self._grid_candidates(x0, x1, radius, m.can_collide if can_collide is None else can_collide)
-        if m.has_plane and can_collide is None:
-            vp = _near_plane(x0, x1, self._plane_vertices, m.plane_origin, m.plane_normal, float(radius))
-        else:
-            vp = np.zeros(0, dtype=np.int64)
-        return vf, ee, vp
-
-    def _grid_candidates(self, x0, x1, radius, pairs):
-        """Vertex-face and edge-edge pairs of `_candidates` by a broad phase (spatial hashing) over
-        the primitives near a body they may touch; pairs: (B, B) body pairs to look at."""
-        m = self.mesh
-        body_lo, body_hi = _body_boxes(x0, x1, m.vertex_body, m.can_collide.shape[0])
-        reach = 2.0 * radius + 1e-9 * self.bbox_diagonal
-        verts = self._surface_vertices[_near_partners(x0, x1, self._surface_vertex_rows, m.vertex_body, body_lo,
-                                                      body_hi, pairs, reach)]
-        edges = np.flatnonzero(_near_partners(x0, x1, m.edges, m.vertex_body, body_lo, body_hi, pairs, reach))
-        faces = np.flatnonzero(_near_partners(x0, x1, m.faces, m.vertex_body, body_lo, body_hi, pairs, reach))
-        vf, ee = _broad_phase(x0, x1, verts, m.edges[edges], m.faces[faces], m.vertex_body, 0.5 * radius, pairs)
-        vf[:, 1] = faces[vf[:, 1]]
-        return vf, np.ascontiguousarray(edges[ee])
+            candidate_pairs = self.proximity.candidates(x, x, self.dhat)
+        return self.contact_model.collisions(self.mesh, x, candidate_pairs)
 
     def _min_distance_of(self, coll, x):
         """contact.min_distance(coll, mesh, x), remembered for the last MIN_DISTANCES_KEPT pairs of
@@ -1251,80 +492,41 @@ class Simulation:
         self._min_distances = [(coll, x, value)] + self._min_distances[:MIN_DISTANCES_KEPT - 1]
 
     def _min_distance(self, x):
-        if self._penalty:
-            return float(penalty.contact_distances(self._collisions(x), self.mesh, x).min(initial=np.inf))
-        return contact.min_distance(self._collisions(x), self.mesh, x)
+        """Smallest distance (m) over the active contacts at x (the contact model's)."""
+        return self.contact_model.min_distance(self.mesh, x, self._collisions(x))
 
     def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None, coll=None):
         """(the terms of E(z) for _total_energy, x(z), active contacts at x(z)); coll: those
         contacts if already known, else they are built from candidate_pairs (default: a broad
-        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality + mounts), the barrier
-        sum without kappa (kappa may change before they are summed), the friction potential."""
+        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality + mounts), the contact
+        model's term (the barrier sum without kappa: kappa may change before they are summed), the
+        friction potential."""
         sc, M = self._scene, self._M
         e = scene._energy_without_contact(z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data,
-                                          self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
-                                          sc["tet_start"], sc["mu"], sc["lam"], sc["affine_offset"],
-                                          sc["affine_stiffness"], sc["affine_volume"], self._mount_offset,
+                                          self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
+                                          sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["affine_offset"],
+                                          sc["affine_stiffness"], sc["affine_volume"], self.dofs.mount_offset,
                                           sc["mount_stiffness"])
         x = self.collision_positions(z)
         eps_u = self.settings.eps_v * self.settings.dt
-        if coll is None and not self._penalty:
-            if candidate_pairs is None:
-                candidate_pairs = self._candidates(x, x, self.dhat)
-            m = self.mesh
-            barrier, fric, min_d2, *found = scene._barrier_terms(
-                x, *candidate_pairs, m.has_plane, m.rest_positions, m.edges, m.faces, m.face_edges, m.vertex_body,
-                m.can_collide, m.plane_body_mask, *contact._plane_arrays(m), self.dhat, friction is not None,
-                *self._friction_arrays(friction), x if x_t is None else x_t, eps_u)
-            coll = contact.Collisions(*found)
-            # as contact.min_distance computes it from the same squared distances
-            self._remember_min_distance(coll, x, float(np.sqrt(max(min_d2, 0.0))) if len(coll) else np.inf)
-            return (e, barrier, None if friction is None else fric), x, coll
         if coll is None:
-            coll = self._collisions(x, candidate_pairs)
-        barrier = self._contact_potential(coll, x)
+            if candidate_pairs is None:
+                candidate_pairs = self.proximity.candidates(x, x, self.dhat)
+            contact_term, fric, coll, min_distance = self.contact_model.terms(self.mesh, x, candidate_pairs,
+                                                                              friction, x_t)
+            if min_distance is not None:
+                self._remember_min_distance(coll, x, min_distance)
+            return (e, contact_term, fric), x, coll
+        contact_term = self.contact_model.potential(self.mesh, coll, x)
         fric = None
         if friction is not None:
             fric = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
-        return (e, barrier, fric), x, coll
-
-    def _scene_steps(self, p):
-        """The displacements (n, 3) of every deformable vertex under a step p of z, all bodies'
-        rows one after the other (engine.scene)."""
-        sc = self._scene
-        return scene._deformable_positions(np.zeros((sc["n_vertices"], 3)), p, sc["free_rows"], sc["free_dofs"],
-                                           sc["prescribed_rows"], sc["prescribed_mount"], sc["motion"],
-                                           self._mount_offset)
-
-    def _scene_positions(self, z):
-        """Every deformable vertex (n, 3) at z (as _deformable_positions, deflected), all bodies'
-        rows one after the other (engine.scene)."""
-        sc = self._scene
-        X0 = np.concatenate(self.state.deformable_x) if self.deformables else np.zeros((0, 3))
-        return scene._deformable_positions(X0, z, sc["free_rows"], sc["free_dofs"], sc["prescribed_rows"],
-                                           sc["prescribed_mount"], sc["motion"], self._mount_offset)
-
-    def _friction_arrays(self, friction):
-        """The arrays engine.scene's kernels take for lagged friction (empty ones for None)."""
-        if friction is None:
-            return self._scene["no_friction"]
-        return (friction.kind, friction.vertices, friction.tangent_basis, friction.closest_point, friction.mu,
-                friction.normal_force)
-
-    def _contact_potential(self, coll, x):
-        """The contact term of E at x: the barrier sum without kappa, or h^2 times the penalty
-        energy (J)."""
-        if not self._penalty:
-            return contact.barrier_potential(coll, self.mesh, x, self.dhat)
-        s = self.settings
-        if self._clusters is not None:
-            return s.dt ** 2 * penalty.cluster_potential(self._clusters, x, s.penalty_stiffness)
-        return s.dt ** 2 * penalty.penalty_potential(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
+        return (e, contact_term, fric), x, coll
 
     def _total_energy(self, terms):
         """E from the terms of _energy at the current barrier stiffness."""
         e, barrier, fric = terms
-        e += (1.0 if self._penalty else self.barrier_stiffness) * barrier
+        e += self.contact_model.weight(self.barrier_stiffness) * barrier
         if fric is not None:
             e += fric
         return e
@@ -1333,35 +535,18 @@ class Simulation:
         """Gradient of inertia + h^2 (elastic + orthogonality + mount springs) in z (engine.scene)."""
         sc, M = self._scene, self._M
         return scene._gradient_without_contact(
-            z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data, self._scene_positions(z), sc["tets"],
-            sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["free_rows"], sc["free_dofs"],
-            sc["free_start"], sc["prescribed_rows"], sc["motion"], sc["prescribed_start"], sc["body_mount"],
-            sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self._mount_offset,
+            z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data, self.dofs.scene_positions(self.state, z),
+            sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["free_rows"],
+            sc["free_dofs"], sc["free_start"], sc["prescribed_rows"], sc["motion"], sc["prescribed_start"],
+            sc["body_mount"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self.dofs.mount_offset,
             sc["mount_stiffness"])
 
     def _gradient(self, z, z_tilde, friction, x_t, x, coll):
         """Gradient (n_dof,) of the incremental potential at z; x, coll: the contact positions and
         active contacts at z."""
         g = self._gradient_without_contact(z, z_tilde)
-        if not self._penalty:
-            PT = self._PT
-            scene._add_barrier_gradient(g, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
-                                        coll.edge_edge_type, coll.eps_x, coll.weight,
-                                        *contact._plane_arrays(self.mesh), self.dhat, self.barrier_stiffness,
-                                        friction is not None, *self._friction_arrays(friction),
-                                        x if x_t is None else x_t, self.settings.eps_v * self.settings.dt)
-            return g
-        s = self.settings
-        if self._clusters is not None:
-            gx = penalty.cluster_potential_gradient(self._clusters, x, s.penalty_stiffness)
-        else:
-            gx = penalty.penalty_potential_gradient(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
-        gx = s.dt ** 2 * gx.ravel()
-        if friction is not None:
-            u, eps = x - x_t, self.settings.eps_v * self.settings.dt
-            gx = gx + contact.friction_potential_gradient(friction, self.mesh, u, eps).ravel()
-        g += self._PT @ gx
-        return g
+        return self.contact_model.add_gradient(g, self.contact_map.PT, self.mesh, x, coll, self.barrier_stiffness,
+                                               friction, x_t)
 
     def _hessian(self, z, friction, x_t, x, coll, project=True):
         """Upper-triangle CSC values (in the current pattern) of the Hessian of the incremental
@@ -1370,33 +555,17 @@ class Simulation:
         grows when contacts couple degrees of freedom it lacks."""
         data = self._hessian_without_contact(z)
         self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
-        s = self.settings
-        if not self._penalty:
-            missing, *terms = _add_contact_hessians(
-                data, self._indptr, self._indices, self._z_index, self._z_coef, self._dense_lo, x, coll.kind,
-                coll.vertices, coll.edge_edge_type, coll.eps_x, coll.weight, *contact._plane_arrays(self.mesh),
-                self.dhat, self.barrier_stiffness, friction is not None, *self._friction_arrays(friction),
-                x if x_t is None else x_t, s.eps_v * s.dt, project)
-            if friction is None:
-                terms.pop()
-            return self._grown(z, terms) if missing else data
-        if self._clusters is not None:
-            terms = [(*penalty.cluster_potential_hessian(self._clusters, x, s.penalty_stiffness), s.dt ** 2, None)]
-        else:
-            terms = [(*penalty.penalty_potential_hessian(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness),
-                      s.dt ** 2, contact._triplet_offsets(coll.kind))]
-        if friction is not None:
-            u, eps = x - x_t, self.settings.eps_v * self.settings.dt
-            terms.append((*contact.friction_potential_hessian(friction, self.mesh, u, eps), 1.0,
-                          contact._triplet_offsets(friction.kind)))
-        return self._grown(z, terms) if self._add_contact_terms(data, terms) else data
+        pattern = (self._indptr, self._indices, self.contact_map.z_index, self.contact_map.z_coef, self.dofs.dense_lo)
+        missing, terms = self.contact_model.add_hessian(data, pattern, self._add_contact_terms, self.mesh, x, coll,
+                                                        self.barrier_stiffness, friction, x_t, project)
+        return self._grown(z, terms) if missing else data
 
     def _grown(self, z, terms):
         """The pattern grown by the entries the x-space Hessian terms (rows, cols, vals, scale,
         offsets) couple and it lacks, and the Hessian values at z in it: the values without contact
         (carried over from the old pattern) plus the terms."""
         old_keys = self._hessian_keys
-        missing = [_missing_hessian_keys(r, c, self._z_index, self.n_dof, self._indptr, self._indices)
+        missing = [_missing_hessian_keys(r, c, self.contact_map.z_index, self.n_dof, self._indptr, self._indices)
                    for r, c, *_ in terms]
         keys = _union_keys(old_keys, np.concatenate(missing))
         self._set_hessian_pattern(keys, np.searchsorted(keys, old_keys))
@@ -1408,7 +577,7 @@ class Simulation:
         """Upper-triangle CSC values of M + h^2 (elastic + orthogonality Hessians) at z. The last
         result is kept with its positions: a step's drive needs it where the previous step's
         Newton ended."""
-        X = self._scene_positions(z)
+        X = self.dofs.scene_positions(self.state, z)
         z_last, X_last, keys_last, data = self._last_hessian_without_contact
         if keys_last is self._hessian_keys and np.array_equal(z_last, z) and np.array_equal(X_last, X):
             return data.copy()
@@ -1432,13 +601,13 @@ class Simulation:
         x = P z + c (offsets: per-contact block boundaries of the triplets, contracted block by
         block; None: triplet by triplet); returns how many z-space entries the pattern lacks."""
         missing = 0
+        z_index, z_coef = self.contact_map.z_index, self.contact_map.z_coef
         for r, c, v, scale, offsets in terms:
             if offsets is None:
-                missing += _add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, self._z_index,
-                                               self._z_coef)
+                missing += _add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, z_index, z_coef)
             else:
                 missing += _add_mapped_blocks(data, self._indptr, self._indices, r, v, offsets, scale,
-                                              self._z_index, self._z_coef, self._dense_lo)
+                                              z_index, z_coef, self.dofs.dense_lo)
         return missing
 
     def _factor(self, data) -> bool:
@@ -1456,38 +625,6 @@ class Simulation:
         return self._solver.solve(rhs)
 
     # ------------------------------------------------------------------------------- stepping
-    def _driver_targets(self, drivers):
-        """The drivers' targets at the end of the step: ({deformable index: (p,3) positions of its
-        prescribed vertices}, {kinematic index: (n,3) vertex positions})."""
-        targets_def, targets_kin = {}, {}
-        for name, pose in drivers.items():
-            if name not in self.index:
-                raise ValueError(f"driver for unknown body {name!r}")
-            body = self.bodies[self.index[name]]
-            R, t = _pose_parts(pose)
-            if name in self._mount_rotation and not np.allclose(R, self._mount_rotation[name], rtol=0, atol=1e-9):
-                raise ValueError(f"body {name!r} is on a compliant mount, whose axis is fixed in the world: its "
-                                 "driver may translate it but not rotate it")
-            if isinstance(body, DeformableBody):
-                if not body.prescribed.size:
-                    raise ValueError(f"body {name!r} has no prescribed vertices to drive")
-                targets_def[self.deformables.index(body)] = body.rest_positions[body.prescribed] @ R.T + t
-            elif isinstance(body, KinematicBody):
-                targets_kin[self.kinematics.index(body)] = body.vertices @ R.T + t
-            else:
-                raise ValueError(f"body {name!r} is dynamic (affine) and cannot be driven")
-        return targets_def, targets_kin
-
-    def _driver_gap(self, targets_def, targets_kin) -> float:
-        """Largest distance (m) of a driven vertex from its target."""
-        gap = 0.0
-        for i, target in targets_def.items():
-            prescribed = self.deformables[i].prescribed
-            gap = max(gap, float(np.abs(target - self.state.deformable_x[i][prescribed]).max(initial=0.0)))
-        for i, target in targets_kin.items():
-            gap = max(gap, float(np.abs(target - self.state.kinematic_x[i]).max(initial=0.0)))
-        return gap
-
     def _drive(self, targets_def, targets_kin, z_tilde, friction, x_t, x, coll):
         """Move prescribed vertices and kinematic bodies from where they are toward their targets,
         with the free degrees of freedom following by one Newton step of the incremental potential
@@ -1508,11 +645,11 @@ class Simulation:
                  and factored[4] is coll and factored[5] == self.barrier_stiffness and np.array_equal(factored[0], z))
         rhs = -(factored[6] if reuse else self._gradient(z, z_tilde, friction, x_t, x, coll))
         if any(np.any(d) for d in dc):
-            rhs -= self._drive_coupling(z, dc)
+            rhs -= self.driven.coupling(self.state, z, dc, self.settings.dt ** 2)
         # with the drivers at rest the step starts where the last one ended: its last factorisation
         # serves the predictor (Newton then converges with fresh Hessians)
         carried = (not reuse and self._carried_factorisation and self._solver is not None
-                   and self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
+                   and self.driven.gap(self.state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
                    and np.array_equal(self._factored_contacts, coll.vertices))
         self._carried_factorisation = False
         dz = (self._solver.solve(rhs) if reuse or carried
@@ -1521,35 +658,12 @@ class Simulation:
             dz = np.zeros(self.n_dof)
         targets = {}
         for i, body in enumerate(self.deformables):
-            xi = self._deformable_positions(z + dz, deflected=False)[i]  # mount deflections stay
+            xi = self.dofs.deformable_positions(self.state, z + dz, deflected=False)[i]  # mount deflections stay
             if i in targets_def:
                 xi[body.prescribed] = targets_def[i]
             targets[i] = xi
-        targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self._affine_offset]
+        targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self.dofs.affine_offset]
         return self._move(targets, targets_kin, targets_affine, self._min_distance_of(coll, x))
-
-    def _drive_coupling(self, z, dc):
-        """H_zc dc, with H_zc = d^2 E / dz dc between free DOFs and prescribed coordinates (elastic
-        terms only; prescribed vertices touch nothing else); dc: per deformable, the (n,3)
-        displacements of its prescribed vertices."""
-        out = np.zeros(self.n_dof)
-        for body, x_def, dx, (coupled, free) in zip(self.deformables, self._deformable_positions(z), dc,
-                                                    self._coupling_tets):
-            _add_coupling_product(out, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, coupled,
-                                  free, self.settings.dt ** 2)
-        for i, (body, x_def, dx) in enumerate(zip(self.deformables, self._deformable_positions(z), dc)):
-            j = self._deformable_mount[i]
-            if j < 0:
-                continue
-            # a mount's deflection feels the driven vertices it carries: sum_v phi_v a . (H_pc dc)_v
-            tets = self._linked_entries[i][0]
-            coordinates = (3 * body.tets[tets][:, :, None] + np.arange(3)).reshape(len(tets), 12)
-            forces = np.zeros(3 * body.n_vertices)
-            _add_coupling_product(forces, x_def, dx, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, tets,
-                                  coordinates, self.settings.dt ** 2)
-            out[self._mount_offset + j] += float(np.sum(forces.reshape(-1, 3)[body.prescribed]
-                                                        * self._mount_motion[body.name][body.prescribed]))
-        return out
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies
@@ -1564,7 +678,7 @@ class Simulation:
         old_def = {i: state.deformable_x[i].copy() for i in targets_def}
         old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
         old_aff = [q.copy() for q in state.affine_q]
-        affine = {self._affine_offset.index(off): q for off, q in targets_affine}
+        affine = {self.dofs.affine_offset.index(off): q for off, q in targets_affine}
 
         def place(alpha):
             for i, target in targets_def.items():
@@ -1576,14 +690,16 @@ class Simulation:
             self._refresh_driven()
 
         place(1.0)
-        alpha = 1.0 if self._penalty else self._ccd_fraction(x0, self.collision_positions())
-        alpha = min(alpha, self._noninverting_fraction(
-            np.concatenate([self._deflected(i, old_def.get(i, x)) for i, x in enumerate(state.deformable_x)]),
+        continuous = self.contact_model.continuous
+        alpha = self.step_limits.ccd_fraction(x0, self.collision_positions()) if continuous else 1.0
+        alpha = min(alpha, self.step_limits.noninverting_fraction(
+            np.concatenate([self.dofs.deflected(state, i, old_def.get(i, x))
+                            for i, x in enumerate(state.deformable_x)]),
             np.concatenate([targets_def[i] - old_def[i] if i in targets_def else np.zeros_like(x)
                             for i, x in enumerate(state.deformable_x)])) if self.deformables else 1.0)
         if alpha < 1.0:
             place(alpha)
-        if self._penalty:  # discrete detection: no CCD, no distance floor
+        if not continuous:  # discrete detection: no CCD, no distance floor
             return alpha, self._collisions(self.collision_positions())
         for _ in range(10):
             x = self.collision_positions()
@@ -1594,25 +710,6 @@ class Simulation:
             place(alpha)
         place(0.0)
         return 0.0, self._collisions(x0)
-
-    def _ccd_fraction(self, x0, x1, candidate_pairs=None):
-        """Largest fraction of the straight motion x0 -> x1 that CCD proves collision-free."""
-        m = self.mesh
-        vf, ee, vp = candidate_pairs if candidate_pairs is not None else self._candidates(x0, x1, 0.0)
-        return float(_collision_free_stepsize(x0, x1, vf, ee, vp, m.edges, m.faces, *self._plane_arrays, 0.0,
-                                              DEFAULT_MAX_ITERATIONS, DEFAULT_CONSERVATIVE_RESCALING))
-
-    def _noninverting_fraction(self, X, dX):
-        """Largest fraction (<= 1) of the deformable motion X -> X + dX (all bodies' vertices, as
-        _scene_positions) keeping every tet's J > 0, with neohookean.max_noninverting_step's
-        safety factor."""
-        sc = self._scene
-        fraction = _max_noninverting_step(X, dX, sc["tets"], sc["Dm_inv"], 0.9)
-        if fraction < 0.0:
-            for body, lo, hi in zip(self.deformables, sc["tet_start"], sc["tet_start"][1:]):
-                if _max_noninverting_step(X, dX, sc["tets"][lo:hi], sc["Dm_inv"][lo:hi], 0.9) < 0.0:
-                    raise ValueError(f"{body.name} has an inverted tet (J <= 0)")
-        return min(1.0, fraction)
 
     def step(self, drivers=None, dt: float | None = None, give_up=None,
              coarse_rounds: bool = False) -> StepStats | None:
@@ -1670,10 +767,10 @@ class Simulation:
         z_tilde = self._predicted(z_t, v_t)
         last_x, last_coll = self._accepted_contacts
         coll_t = last_coll if np.array_equal(last_x, x_t) else self._collisions(x_t)
-        if not self._penalty:
+        if self.contact_model.continuous:
             self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
         friction = self._friction_collisions(x_t, coll_t)
-        targets_def, targets_kin = self._driver_targets(drivers)
+        targets_def, targets_kin = self.driven.targets(drivers)
         x, coll = x_t, coll_t
         alphas, iterations, remaining, warm = [], 0, 1.0, None
         if targets_def or targets_kin:
@@ -1690,7 +787,7 @@ class Simulation:
             fraction, coll = self._drive(targets_def, targets_kin, z_tilde, friction, x_t, x, coll)
             remaining *= 1.0 - fraction
             x = self.collision_positions()
-            if remaining == 0.0 or self._driver_gap(targets_def, targets_kin) == 0.0:
+            if remaining == 0.0 or self.driven.gap(self.state, targets_def, targets_kin) == 0.0:
                 remaining = 0.0
                 break
             if fraction == 0.0:
@@ -1703,7 +800,7 @@ class Simulation:
             if give_up is not None and give_up(self._normal_resultants(x, coll), self._strain_energy(z)):
                 return None
         z = self.pack()
-        clustering = self._penalty and self.settings.penalty_clusters > 0
+        clustering = self.contact_model.clustering
         passes = max(1 + clustering, self.settings.friction_iterations)
         k = 0
         while True:
@@ -1715,11 +812,10 @@ class Simulation:
             k += 1
             # clusters are lagged: pass again while contacts begin outside them
             if k >= passes and not (clustering and k < passes + MAX_CLUSTER_PASSES
-                                    and penalty.has_unclustered_contacts(self._clusters, coll, self.mesh, x,
-                                                                         self.settings.penalty_margin)):
+                                    and self.contact_model.has_unclustered_contacts(self.mesh, coll, x)):
                 break
         return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
-                            self._driver_gap(targets_def, targets_kin))
+                            self.driven.gap(self.state, targets_def, targets_kin))
 
     def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction):
         """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve
@@ -1745,18 +841,18 @@ class Simulation:
         keep a creep below the tolerance going from step to step (a held box's pads squeezing it
         ever harder), where starting from rest lets it die out. Barrier contact only (penalty
         contact has no CCD to prove the jump safe)."""
-        at_rest = self._driver_gap(targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
-        if self._penalty or at_rest:
+        at_rest = self.driven.gap(self.state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
+        if not self.contact_model.continuous or at_rest:
             return None
         state = self.state
         before = state.copy()
         z = z_t.copy()
-        for off in self._affine_offset:
+        for off in self.dofs.affine_offset:
             z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
-        X0 = self._scene_positions(z_t)  # a copy: the state's arrays change below
+        X0 = self.dofs.scene_positions(self.state, z_t)  # a copy: the state's arrays change below
         for i, target in targets_def.items():
             prescribed = self.deformables[i].prescribed
-            z[self._free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
+            z[self.dofs.free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
             state.deformable_x[i][prescribed] = target
         for i, target in targets_kin.items():
             state.kinematic_x[i] = target.copy()
@@ -1765,10 +861,12 @@ class Simulation:
         h = self.settings.dt
         eps_u = self.settings.eps_v * h
         slide = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
-        carried = contact.friction_potential(friction, self.mesh, (self._P @ (h * v_t)).reshape(-1, 3), eps_u)
+        carried = contact.friction_potential(friction, self.mesh, (self.contact_map.P @ (h * v_t)).reshape(-1, 3),
+                                             eps_u)
         admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
-        admissible = admissible and self._ccd_fraction(x_t, x) == 1.0
-        admissible = admissible and self._noninverting_fraction(X0, self._scene_positions(z) - X0) == 1.0
+        admissible = admissible and self.step_limits.ccd_fraction(x_t, x) == 1.0
+        admissible = admissible and self.step_limits.noninverting_fraction(
+            X0, self.dofs.scene_positions(state, z) - X0) == 1.0
         if admissible:
             coll = self._collisions(x)
             floor = 0.5 * min(self._min_distance_of(coll_t, x_t), self.dhat)
@@ -1781,7 +879,7 @@ class Simulation:
     def _place(self, z):
         """Write the free positions of z into the state (velocities are set when the step is
         accepted)."""
-        self._store_positions(z)
+        self.dofs.store_positions(self.state, z)
         self._refresh_driven()
 
     def _predicted(self, z_t, v_t):
@@ -1795,16 +893,7 @@ class Simulation:
         contacts are clustered (the clusters then replace them until the next call), else they
         act one by one (the step's first lagged solve finds the contacts the clusters start from)."""
         coll = self._collisions(x_lagged) if coll is None else coll
-        if not self._penalty:
-            return contact.build_friction_collisions(coll, self.mesh, x_lagged, self.dhat, self.barrier_stiffness)
-        s = self.settings
-        stiffness = s.dt ** 2 * s.penalty_stiffness  # lambda in the incremental potential's units
-        if cluster:
-            self._clusters = penalty.cluster_contacts(coll, self.mesh, x_lagged, s.penalty_margin, s.penalty_clusters,
-                                                      stiffness)
-            return self._clusters.members
-        self._clusters = None
-        return penalty.build_friction_collisions(coll, self.mesh, x_lagged, s.penalty_margin, stiffness)
+        return self.contact_model.friction_collisions(self.mesh, x_lagged, coll, self.barrier_stiffness, cluster)
 
     def incremental_potential(self):
         """The coming step's incremental potential from the current state, without drivers:
@@ -1812,7 +901,7 @@ class Simulation:
         z_t = self.pack()
         z_tilde = self._predicted(z_t, self.pack(velocities=True))
         x_t = self.collision_positions(z_t)
-        if self.barrier_stiffness is None and not self._penalty:
+        if self.barrier_stiffness is None and self.contact_model.continuous:
             self._init_barrier_stiffness(z_t, z_tilde, x_t, self._collisions(x_t))
         friction = self._friction_collisions(x_t)
 
@@ -1836,11 +925,11 @@ class Simulation:
             self.max_barrier_stiffness = max(bound, 100.0 * floor)
             return
         g_e = self._gradient_without_contact(z, z_tilde)
-        PT = self._PT
+        PT = self.contact_map.PT
         g_b = np.zeros(self.n_dof)  # P^T grad B with kappa = 1
         scene._add_barrier_gradient(g_b, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
                                     coll.edge_edge_type, coll.eps_x, coll.weight, *self._plane_arrays, self.dhat,
-                                    1.0, False, *self._friction_arrays(None), x, 0.0)
+                                    1.0, False, *self._scene["no_friction"], x, 0.0)
         kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self._average_mass, g_e, g_b,
                                                      self.settings.min_barrier_stiffness_scale)
         kappa, kappa_max = max(kappa, floor), max(kappa_max, 100.0 * floor)
@@ -1867,7 +956,8 @@ class Simulation:
         s, h = self.settings, self.settings.dt
         tol = tolerance * s.newton_tolerance
         alphas = []
-        prev_min_d2 = None if self._penalty else self._min_distance_of(coll, x) ** 2
+        continuous = self.contact_model.continuous
+        prev_min_d2 = self._min_distance_of(coll, x) ** 2 if continuous else None
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
@@ -1891,7 +981,7 @@ class Simulation:
                 carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
             if not carried:
                 near = step_norm / h <= UNPROJECTED_CONTACTS_NEAR * tol
-                p = self._newton_direction(z, g, friction, x_t, x, coll, project_contacts=self._penalty or not near)
+                p = self._newton_direction(z, g, friction, x_t, x, coll, project_contacts=not continuous or not near)
                 if not np.isfinite(p).all():
                     raise StepFailed("linear solve produced NaN/inf", self.state.copy())
                 step_norm, dx = self._step_norm(p)
@@ -1907,33 +997,30 @@ class Simulation:
                 break
             # One broad phase per iteration serves the CCD, every line-search energy and the next
             # iterate's contact set: all lie on the segment x -> x + dx.
-            pairs = self._candidates(x, x + dx, self.dhat)
-            alpha = 1.0 if self._penalty else min(1.0, self._ccd_fraction(x, x + dx, pairs))
-            X, dX = self._scene_positions(z), self._scene_steps(p)
-            alpha = min(alpha, self._noninverting_fraction(X, dX))
+            pairs = self.proximity.candidates(x, x + dx, self.dhat)
+            alpha = min(1.0, self.step_limits.ccd_fraction(x, x + dx, pairs)) if continuous else 1.0
+            X, dX = self.dofs.scene_positions(self.state, z), self.dofs.scene_steps(p)
+            alpha = min(alpha, self.step_limits.noninverting_fraction(X, dX))
             if terms is None:
                 terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
             e0 = self._total_energy(terms)
-            while True:
-                terms1, x1, coll1 = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
-                if self._total_energy(terms1) <= e0 or alpha < 1e-12:
-                    break
-                alpha *= 0.5
+            alpha, (terms1, x1, coll1) = backtrack(self._trial(z, p, z_tilde, friction, x_t, pairs), e0, alpha)
             if carried:
                 decrease, predicted = e0 - self._total_energy(terms1), -0.5 * float(g @ p)
                 if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
                     iteration -= 1  # the carried Hessian does not fit here: take this step with a fresh one
                     self.newton_iterations_run -= 1
                     continue
-            if alpha < 1e-12:
+            if alpha < MIN_STEP:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
             if alpha == 1.0 and not carried:
-                alpha, terms1, x1, coll1 = self._extrapolate(z, p, x, dx, z_tilde, friction, x_t, e0, float(g @ p),
-                                                             (terms1, x1, coll1), X, dX)
+                longer = self._longer_trial(z, p, x, dx, X, dX, z_tilde, friction, x_t)
+                alpha, (terms1, x1, coll1) = extrapolate(longer, e0, float(g @ p), self._total_energy(terms1),
+                                                         (terms1, x1, coll1))
             alphas.append(alpha)
             z = z + alpha * p
             x, coll, terms, g = x1, coll1, terms1, None
-            if self._penalty:
+            if not continuous:
                 continue
             min_d2 = self._min_distance_of(coll, x) ** 2
             self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
@@ -1964,45 +1051,35 @@ class Simulation:
     def _step_norm(self, p):
         """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
         surface, the contact-surface displacements (N,3) under it)."""
-        P = self._P
-        return scene._step_norm(p, P.indptr, P.indices, P.data, self._position_dofs())
+        return self.contact_map.step_norm(p, self.dofs.position_dofs)
 
-    def _extrapolate(self, z, p, x, dx, z_tilde, friction, x_t, e0, slope, accepted, X, dX):
-        """When the full Newton step p lowered E by more than 1.5 times what its quadratic model
-        predicts (-slope / 2, slope = g . p), the model overestimates the curvature along p
-        (directions of zero or negative curvature the PSD-projected Hessian cannot show: the
-        object sliding or rolling on the pads under the clamped contact Hessians, contacts leaving
-        the boundary layer), so try doubling the step, up to MAX_EXTRAPOLATIONS times, while E
-        keeps falling, no tet inverts and (barrier) CCD finds the longer motion collision-free.
-        Returns the fraction taken and (terms, x, contacts) there; accepted: those of the full
-        step; X, dX: the deformable vertices at z and their displacements under p (_scene_positions,
-        _scene_steps)."""
-        alpha, (terms, x1, coll1) = 1.0, accepted
-        best = self._total_energy(terms)
-        if not e0 - best > -0.75 * slope:
-            return alpha, terms, x1, coll1
-        for _ in range(MAX_EXTRAPOLATIONS):
-            trial = 2.0 * alpha
-            if self._noninverting_fraction(X, trial * dX) < 1.0:
-                break
-            pairs = self._candidates(x, x + trial * dx, self.dhat)
-            if not self._penalty and self._ccd_fraction(x, x + trial * dx, pairs) < 1.0:
-                break
-            t_terms, t_x, t_coll = self._energy(z + trial * p, z_tilde, friction, x_t, pairs)
-            energy = self._total_energy(t_terms)
-            if not energy < best:
-                break
-            alpha, best, terms, x1, coll1 = trial, energy, t_terms, t_x, t_coll
-        return alpha, terms, x1, coll1
+    def _trial(self, z, p, z_tilde, friction, x_t, pairs):
+        """The line search's trial at z + alpha p: alpha -> (E there, (its terms for _total_energy,
+        the contact positions, the active contacts)); pairs: Proximity.candidates over the
+        contact surface's motion under p."""
 
-    def _position_dofs(self):
-        """Indices of z that are vertex coordinates in metres (not the affine A entries)."""
-        if not hasattr(self, "_pos_dofs"):
-            mask = np.ones(self.n_dof, dtype=bool)
-            for off in self._affine_offset:
-                mask[off + 3:off + 12] = False
-            self._pos_dofs = np.flatnonzero(mask)
-        return self._pos_dofs
+        def trial_at(alpha):
+            found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+            return self._total_energy(found[0]), found
+
+        return trial_at
+
+    def _longer_trial(self, z, p, x, dx, X, dX, z_tilde, friction, x_t):
+        """The extrapolation's trial at z + alpha p (alpha > 1), as _trial, or None when the
+        longer step inverts a tet or (barrier) CCD finds a collision on it; x, dx: the contact
+        positions at z and their displacements under p; X, dX: the deformable vertices at z and
+        their displacements under p (Dofs.scene_positions, Dofs.scene_steps)."""
+
+        def trial_at(alpha):
+            if self.step_limits.noninverting_fraction(X, alpha * dX) < 1.0:
+                return None
+            pairs = self.proximity.candidates(x, x + alpha * dx, self.dhat)
+            if self.contact_model.continuous and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
+                return None
+            found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+            return self._total_energy(found[0]), found
+
+        return trial_at
 
     def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction, driver_lag):
         """Store the converged z (x, coll: its contact positions and active contacts) and report."""
@@ -2011,26 +1088,16 @@ class Simulation:
         v = (z - z_t) / h
         state = self.state
         strain = self._strain_energy(z)
-        self._store_positions(z)
-        for i, (free, z_index) in enumerate(self._free_vertex_dofs):
-            state.deformable_v[i][free] = v[z_index]
-        for j, off in enumerate(self._affine_offset):
-            state.affine_qdot[j] = v[off:off + 12].copy()
-        state.mount_udot = v[self._mount_offset:].copy()
+        self.dofs.store_positions(state, z)
+        self.dofs.store_velocities(state, v)
         state.time += h
         self._x = x
         self._accepted_contacts = (x, coll)
         B = len(self.bodies)
-        if self._penalty:
-            normal, min_distance, n_contacts, force_gap = self._penalty_forces(coll, x, B)
-            kappa = float("nan")
-        else:
-            normal = self._normal_resultants(x, coll)
-            min_distance, n_contacts = self._min_distance_of(coll, x), len(coll.kind)
-            kappa = self.barrier_stiffness
-            force_gap = float(penalty.contact_distances(coll, self.mesh, x).max(initial=0.0))  # every one pushes
+        normal, min_distance, n_contacts, force_gap, kappa = self.contact_model.report(
+            self.mesh, x, coll, self.barrier_stiffness, B, self._min_distance_of)
         forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
-        fric = self._resultants(friction.vertices, friction.bodies, forces, B)
+        fric = body_pair_resultants(self.mesh, friction.vertices, friction.bodies, forces, B)
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
                          driver_fraction=driver_fraction, driver_lag=driver_lag, min_distance=min_distance,
                          n_contacts=n_contacts, barrier_stiffness=kappa,
@@ -2041,42 +1108,14 @@ class Simulation:
     def _strain_energy(self, z) -> dict:
         """{deformable name: strain energy (J)} at z."""
         sc = self._scene
-        energies = scene._strain_energies(self._scene_positions(z), sc["tets"], sc["Dm_inv"], sc["volumes"],
-                                          sc["tet_start"], sc["mu"], sc["lam"])
+        energies = scene._strain_energies(self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
+                                          sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"])
         return {body.name: float(energy) for body, energy in zip(self.deformables, energies)}
 
     def _normal_resultants(self, x, coll) -> np.ndarray:
         """The normal contact forces (N) between the bodies at contact positions x (coll: the
         active contacts there) as body-pair resultants (B+1, B+1, 3) (StepStats.contact_force)."""
-        B = len(self.bodies)
-        if self._penalty:
-            return self._penalty_forces(coll, x, B)[0]
-        forces = contact.contact_forces(coll, self.mesh, x, self.dhat, self.barrier_stiffness / self.settings.dt ** 2)
-        return self._resultants(coll.vertices, coll.bodies, forces, B)
-
-    def _penalty_forces(self, coll, x, B):
-        """Under penalty at the accepted x (coll: its contacts): the normal force resultants, the
-        smallest contact distance, the number of active contacts (or clusters) and the largest
-        distance at which a force acts (m)."""
-        s = self.settings
-        distances = penalty.contact_distances(coll, self.mesh, x)
-        min_distance = float(distances.min(initial=np.inf))
-        clusters = self._clusters
-        if clusters is None:
-            active = distances < np.where(coll.kind == contact.VERTEX_PLANE, s.penalty_margin, 2.0 * s.penalty_margin)
-            forces = penalty.contact_forces(coll, self.mesh, x, s.penalty_margin, s.penalty_stiffness)
-            return (self._resultants(coll.vertices, coll.bodies, forces, B), min_distance, int(active.sum()),
-                    float(distances[active].max(initial=0.0)))
-        active = penalty.cluster_depths(clusters, x) > 0.0
-        forces = penalty.cluster_forces(clusters, x, s.penalty_stiffness)
-        gaps = penalty.cluster_member_gaps(clusters, x)[active[clusters.member_cluster]]
-        return (self._resultants(clusters.vertices[:, None], clusters.bodies[clusters.vertex_cluster],
-                                 forces[:, None, :], B), min_distance, int(active.sum()), float(gaps.max(initial=0.0)))
-
-    def _resultants(self, vertices, bodies, forces, B):
-        """Sum per-contact vertex forces (K,m,3) on the contacts' vertices (K,m) (-1: padding)
-        between the bodies (K,2) (-1: the ground) into body-pair resultants (B+1, B+1, 3)."""
-        return scene._body_pair_resultants(vertices, bodies, self.mesh.vertex_body, forces, B)
+        return self.contact_model.normal_resultants(self.mesh, x, coll, self.barrier_stiffness, len(self.bodies))
 
     # --------------------------------------------------------------------------------- queries
     def affine_pose(self, name) -> np.ndarray:
@@ -2092,7 +1131,7 @@ class Simulation:
         body = self.bodies[self.index[name]]
         if isinstance(body, DeformableBody):
             i = self.deformables.index(body)
-            return self._deflected(i, self.state.deformable_x[i]).copy()
+            return self.dofs.deflected(self.state, i, self.state.deformable_x[i]).copy()
         if isinstance(body, AffineBody):
             return affine_positions(self.state.affine_q[self.affines.index(body)], body.vertices)
         x = self.state.kinematic_x[self.kinematics.index(body)].copy()
@@ -2146,7 +1185,7 @@ class Simulation:
             a, b = self.index[name], self.index[other]
             pair[a, b] = pair[b, a] = m.can_collide[a, b]
         accepted_x, accepted = self._accepted_contacts
-        if not self._penalty and accepted is not None and np.array_equal(accepted_x, x):
+        if self.contact_model.continuous and accepted is not None and np.array_equal(accepted_x, x):
             # a body pair's collisions come from its own candidates alone: selecting them from all
             # of the step's gives what a broad phase over the pair would (same order and weights)
             a, b = accepted.bodies[:, 0], accepted.bodies[:, 1]
@@ -2197,7 +1236,7 @@ class Simulation:
             return d if d <= max_distance else np.inf
         pair = np.zeros_like(m.can_collide)
         pair[a, b] = pair[b, a] = True
-        pairs = self._candidates(x, x, float(max_distance), can_collide=pair)
+        pairs = self.proximity.candidates(x, x, float(max_distance), can_collide=pair)
         coll = contact.build_collisions(m, x, max_distance, candidates=pairs)
         d = contact.min_distance(coll, m, x)
         return d if d <= max_distance else np.inf

@@ -13,7 +13,8 @@ import numpy as np
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
 from ipcgrasp.engine.mounts import CompliantMount
-from ipcgrasp.engine.simulation import Simulation, SolverSettings, StepFailed
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import SolverSettings, StepFailed
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.interrupts import reraise_interrupt
 from ipcgrasp.grasp.gripper import Gripper

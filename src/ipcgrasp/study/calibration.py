@@ -12,7 +12,8 @@ import trimesh
 import xarray as xr
 
 from ipcgrasp.engine.bodies import DeformableBody, KinematicBody
-from ipcgrasp.engine.simulation import Simulation, SolverSettings
+from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.settings import SolverSettings
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.params import CONTACTS_PER_PAD, SimParams
 
