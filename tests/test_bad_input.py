@@ -223,6 +223,7 @@ def test_cli(case, tmp_path, a_file):
     assert a_file.read_text() == "keep"
 
 
+@pytest.mark.slow
 def test_without_the_reach_data_its_cases_skip_naming_it_and_the_others_run(tmp_path):
     """This file collected and run where there is no REACH data: no collection error; a case
     that needs the data skips with the reason and where to get it, one that does not runs."""
@@ -352,6 +353,7 @@ STUDY = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", STUDY)
 def test_study_config(case, tmp_path):
     changes, message = STUDY[case]
@@ -370,6 +372,7 @@ def test_study_config(case, tmp_path):
 LAUGHS = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else "lol"] * 10) + "]\n" for i in range(9))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, message", [
     ("seed: 1\n", r"config file .*study.yaml: seed: the key is given twice in one mapping \(again at line \d+\); fix"),
     (LAUGHS, r"config file .*study.yaml: l3\[\d\]: the aliases \(\*name\) repeat more than \d+ values"),
