@@ -267,6 +267,7 @@ def refused_before_work(result, message, files):
     assert {path: path.read_text() for path in files} == files
 
 
+@pytest.mark.slow
 def test_plot_keeps_an_existing_picture_it_was_not_told_to_replace(tmp_path):
     trajectory = tmp_path / "traj.nc"
     trajectory.write_bytes(b"not read: the outputs are checked first")
@@ -292,9 +293,10 @@ def test_simulate_refuses_to_replace_an_existing_output(tmp_path, existing, mess
 
 
 @pytest.mark.parametrize("make_args, message", [
-    (lambda tmp: ("replay", tmp / "cube.nc", "--object", "cube_3cm", "--grasp", 0, "--trial", 0, "--trajectory",
-                  tmp / "cube.nc", "--overwrite"),
-     r"--trajectory: .*cube.nc is also an input of this command .*fix: choose another output path"),
+    pytest.param(lambda tmp: ("replay", tmp / "cube.nc", "--object", "cube_3cm", "--grasp", 0, "--trial", 0,
+                              "--trajectory", tmp / "cube.nc", "--overwrite"),
+                 r"--trajectory: .*cube.nc is also an input of this command .*fix: choose another output path",
+                 marks=pytest.mark.slow),
     (lambda tmp: ("simulate", *cube_args("--json", tmp / "x.png", "--render", tmp / "x.png", "--overwrite")),
      r"--render: .*x.png is also written as --json; one would replace the other"),
     (lambda tmp: ("simulate", *cube_args("--json", "/dev/null")),
