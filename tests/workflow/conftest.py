@@ -63,10 +63,6 @@ class SmokeStudy:
     planned: str
     resumed: str
 
-    @property
-    def log(self) -> str:
-        return self.first + self.resumed
-
 
 @pytest.fixture(scope="session")
 def study(tmp_path_factory) -> SmokeStudy:
