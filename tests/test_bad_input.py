@@ -226,6 +226,7 @@ def test_cli(case, tmp_path, a_file):
     assert a_file.read_text() == "keep"
 
 
+@pytest.mark.slow
 def test_without_the_reach_data_its_cases_skip_naming_it_and_the_others_run(tmp_path):
     """This file collected and run where there is no REACH data: no collection error; a case
     that needs the data skips with the reason and where to get it, one that does not runs."""
@@ -269,6 +270,7 @@ def refused_before_work(result, message, files):
     assert {path: path.read_text() for path in files} == files
 
 
+@pytest.mark.slow
 def test_plot_keeps_an_existing_picture_it_was_not_told_to_replace(tmp_path):
     trajectory = tmp_path / "traj.nc"
     trajectory.write_bytes(b"not read: the outputs are checked first")
@@ -294,9 +296,10 @@ def test_simulate_refuses_to_replace_an_existing_output(tmp_path, existing, mess
 
 
 @pytest.mark.parametrize("make_args, message", [
-    (lambda tmp: ("replay", tmp / "cube.nc", "--object", "cube_3cm", "--grasp", 0, "--trial", 0, "--trajectory",
-                  tmp / "cube.nc", "--overwrite"),
-     r"--trajectory: .*cube.nc is also an input of this command .*fix: choose another output path"),
+    pytest.param(lambda tmp: ("replay", tmp / "cube.nc", "--object", "cube_3cm", "--grasp", 0, "--trial", 0,
+                              "--trajectory", tmp / "cube.nc", "--overwrite"),
+                 r"--trajectory: .*cube.nc is also an input of this command .*fix: choose another output path",
+                 marks=pytest.mark.slow),
     (lambda tmp: ("simulate", *cube_args("--json", tmp / "x.png", "--render", tmp / "x.png", "--overwrite")),
      r"--render: .*x.png is also written as --json; one would replace the other"),
     (lambda tmp: ("simulate", *cube_args("--json", "/dev/null")),
@@ -355,6 +358,7 @@ STUDY = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", STUDY)
 def test_study_config(case, tmp_path):
     changes, message = STUDY[case]
@@ -373,6 +377,7 @@ def test_study_config(case, tmp_path):
 LAUGHS = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}" if i else "lol"] * 10) + "]\n" for i in range(9))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra, message", [
     ("seed: 1\n", r"config file .*study.yaml: seed: the key is given twice in one mapping \(again at line \d+\); fix"),
     (LAUGHS, r"config file .*study.yaml: l3\[\d\]: the aliases \(\*name\) repeat more than \d+ values"),

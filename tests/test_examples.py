@@ -5,6 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each runs a script in a new process: seconds of imports and trials
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 

@@ -173,6 +173,7 @@ def test_force_gap_grows_with_margin():
     assert cube_trial(0.5, margin=5e-4).info["penetration_pad"] < cube_trial(0.5).info["penetration_pad"]
 
 
+@pytest.mark.slow
 def test_a_mujoco_trial_records_a_trajectory_with_what_it_reports(cube):
     """MuJoCo goes through the same procedure: its trajectory has the pads' normal forces, the
     object's motion and MuJoCo's contact count, and NaN where it reports nothing (friction,

@@ -165,6 +165,7 @@ def wait_until_ended(pids, timeout: float) -> set[int]:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads processes from Linux /proc")
 def test_killing_generate_ends_its_pool_workers(box_mesh, tmp_path):
     process, workers = generate_in_the_background(box_mesh, tmp_path / "grasps")
@@ -173,6 +174,7 @@ def test_killing_generate_ends_its_pool_workers(box_mesh, tmp_path):
     assert not wait_until_ended(workers, timeout=5), "pool workers kept running after generate was killed"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads processes from Linux /proc")
 def test_ctrl_c_of_generate_says_how_far_it_got_and_how_to_resume(box_mesh, tmp_path):
     out = tmp_path / "grasps"

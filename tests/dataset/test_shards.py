@@ -108,6 +108,7 @@ def test_the_workflow_run_directly_writes_into_the_folders_snakemake_made_first(
     assert_same_dataset(out, single)
 
 
+@pytest.mark.slow
 def test_the_workflow_refuses_records_made_with_another_gripper_content_before_any_job(mesh, tmp_path, monkeypatch):
     """The records of a dataset folder, made with a gripper description that was edited since
     (the same name, another force limit): `snakemake -s workflow/generate.smk` stops at parse time."""

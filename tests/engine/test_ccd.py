@@ -249,6 +249,7 @@ def check_case(kind, x0, x1, t_planted, xi, oracle, tmax=1.0):
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_ccd_never_misses_and_never_tunnels(kind):
     rng = np.random.default_rng(list(KINDS).index(kind))

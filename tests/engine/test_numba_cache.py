@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 LEAF = """
 from ipcgrasp.engine._numba import njit
 
@@ -41,6 +43,7 @@ def _run(root):
     return [(float(value), cached == "True") for value, cached in (line.split() for line in out.stdout.splitlines())]
 
 
+@pytest.mark.slow
 def test_a_kernel_is_recompiled_when_a_module_it_imports_changes(tmp_path):
     package = tmp_path / "kpkg"
     package.mkdir()

@@ -68,6 +68,7 @@ def cube():
     return bundled_cube()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("E, grasp, trial, mu, diverges", [(1e8, 0, 0, (0.4,), False), (1e9, 3, 0, (0.4,), True),
                                                          (1e8, 5, 1, (0.3, 0.6), False)])
 def test_variants_run_together_give_each_variants_trial_to_the_bit(cube, monkeypatch, E, grasp, trial, mu, diverges):

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from ipcgrasp.engine._numba import compile_listed, numba_type
 from ipcgrasp.grasp.gripper import Gripper
@@ -52,6 +53,7 @@ def listed_signatures():
             for module, name, types in json.loads(KERNELS.read_text(encoding="utf-8"))}
 
 
+@pytest.mark.slow
 def test_a_real_trial_after_the_warm_up_needs_no_kernel_it_did_not_compile(tmp_path):
     # a first warm-up fills the cache if it is cold: with a cold cache a process also registers the
     # signatures of kernels compiled only as other kernels' callees, with a warm one only those
@@ -120,6 +122,7 @@ TRIAL = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_compiling_with_a_helper_fills_the_cache_a_trial_then_loads(tmp_path):
     cache = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     compiled = subprocess.run([sys.executable, "-m", "ipcgrasp.cli", "compile", "--jobs", "2"], env=cache,

@@ -1,12 +1,13 @@
 """Snakemake in the tests, always in a copy of the repository (copy_of_the_repository): dry runs
 (dry_run), and the smoke study, run once per test session through the cluster-generic executor
-(profiles/local-cluster): test_study.py checks it, test_slurm.py compares its run through SLURM
-against it."""
+(profiles/local-cluster), interrupted during its grid job and resumed: test_study.py checks it,
+test_slurm.py compares its run through SLURM against it."""
 
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -46,9 +47,32 @@ def run_smoke_study(work: Path, *args: str, check: bool = True) -> subprocess.Co
     return result
 
 
+LOST_CELL = "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc"
+"""The grid cell a run killed during its grid job has not written (the job's other cell is written)."""
+
+
+@dataclass
+class SmokeStudy:
+    """The smoke study in `work`, run once per session as a run killed during its grid job and
+    resumed: `first`, the log of the run up to the grid (--omit-from the rules that read the grid's
+    cells), after which LOST_CELL is deleted; `planned`, the log of the dry run planning the
+    resumption; `resumed`, the log of the resumed run that finishes the study."""
+
+    work: Path
+    first: str
+    planned: str
+    resumed: str
+
+
 @pytest.fixture(scope="session")
-def study(tmp_path_factory):
-    """The smoke study, run once per session through the cluster-generic executor: (work tree, log)."""
+def study(tmp_path_factory) -> SmokeStudy:
+    """The smoke study, run once per session through the cluster-generic executor
+    (profiles/local-cluster), killed during its grid job and resumed (SmokeStudy); test_study.py
+    checks its outputs and the resumption, test_slurm.py compares its results with SLURM's."""
     work = copy_of_the_repository(tmp_path_factory.mktemp("study") / "repo")
-    run = run_smoke_study(work, "--profile", "profiles/local-cluster")
-    return work, run.stdout + run.stderr
+    first = run_smoke_study(work, "--profile", "profiles/local-cluster", "--omit-from", "grid_merge", "finger_merge")
+    (work / LOST_CELL).unlink()
+    planned = run_smoke_study(work, "-n", "--cores", "2")
+    resumed = run_smoke_study(work, "--profile", "profiles/local-cluster")
+    return SmokeStudy(work, first.stdout + first.stderr, planned.stdout + planned.stderr,
+                      resumed.stdout + resumed.stderr)

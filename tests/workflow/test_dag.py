@@ -2,6 +2,7 @@
 copy of the repository: conftest.dry_run)."""
 
 import base64
+import functools
 import json
 import re
 import shutil
@@ -18,16 +19,23 @@ from .conftest import REPO, SNAKEMAKE, copy_of_the_repository, dry_run
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 
 
+@functools.cache
+def planned(configfile: str) -> subprocess.CompletedProcess:
+    """The dry run of the repository's `configfile` (cached: several tests read the same plan)."""
+    return dry_run("--configfile", configfile)
+
+
 def job_counts(output: str) -> dict[str, int]:
     """Rule -> job count from snakemake's "Job stats" table."""
     table = output.split("Job stats:")[1].split("total")[0]
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("configfile, grid_rows, sweep_cells", [("config/config.yaml", 5 * 2, 3 * 2 + 2 * 2),
                                                                  ("config/smoke.yaml", 1, 1 + 1)])
 def test_dry_run_plans_every_stage(configfile, grid_rows, sweep_cells):
-    result = dry_run("--configfile", configfile)
+    result = planned(configfile)
     assert result.returncode == 0, result.stderr
     counts = job_counts(result.stdout)
     assert counts["grid_row"] == grid_rows  # one job per (jaw, E, object), every mu and rule; one object
@@ -49,6 +57,7 @@ def test_dry_run_plans_every_stage(configfile, grid_rows, sweep_cells):
     assert counts["evaluation_merge"] == 3
 
 
+@pytest.mark.slow
 def test_a_study_without_dynamic_baselines_or_image_quality_drops_their_jobs_and_figures(tmp_path):
     config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     config["evaluation"]["models"] = ["soft_point"]
@@ -74,11 +83,12 @@ def job_priorities(output: str) -> list[tuple[str, str, int]]:
     return jobs
 
 
+@pytest.mark.slow
 def test_the_grid_and_the_mujoco_chain_go_first():
     """Jobs that would otherwise leave a core idle at the end of a stage start first: the grid's
     rows (the sensitivity and the resolution benchmark fill in), then MuJoCo's sweep and
     held-out jobs (the longest chain after the grid)."""
-    result = dry_run("--configfile", "config/config.yaml")
+    result = planned("config/config.yaml")
     assert result.returncode == 0, result.stderr
     jobs = job_priorities(result.stdout)
     priority = {}
@@ -91,6 +101,7 @@ def test_the_grid_and_the_mujoco_chain_go_first():
     assert priority["psi_sensitivity_row"] == priority["benchmark_resolution"] == {0}
 
 
+@pytest.mark.slow
 def test_the_finger_sweep_runs_beside_e_and_mu_and_reuses_the_grids_rigid_cells(tmp_path):
     config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
     config["grid"]["E"] = [1e7, 1e8]
@@ -132,6 +143,7 @@ def test_every_schema_key_has_description_default_and_range():
     check(schema["properties"], "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad, key", [
     ("seed: -3\n", "seed"),
     ("grid:\n  E: [-1.0]\n", "E"),
@@ -153,6 +165,7 @@ def test_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, bad, key
     assert "Job stats" not in message
 
 
+@pytest.mark.slow
 def test_manifest_job_runs(tmp_path):
     work = copy_of_the_repository(tmp_path / "repo")
     result = subprocess.run([str(SNAKEMAKE), "--cores", "1", "results/data/manifest.json",
@@ -191,6 +204,7 @@ def state_of(repository: Path) -> dict[str, bytes | None]:
             for folder in ("results", ".snakemake") for path in sorted((repository / folder).rglob("*"))}
 
 
+@pytest.mark.slow
 def test_a_study_interrupted_in_the_repository_neither_fails_the_dry_runs_nor_is_changed_by_them(tmp_path):
     """Snakemake in the repository itself refuses to plan over an interrupted study's files
     (IncompleteFilesException); the tests' dry run plans the whole study from a copy without them
@@ -208,6 +222,7 @@ def test_a_study_interrupted_in_the_repository_neither_fails_the_dry_runs_nor_is
     assert in_place.returncode != 0 and "IncompleteFilesException" in log and LOST_CELL in log, log[-2000:]
 
 
+@pytest.mark.slow
 def test_run_sh_study_after_ctrl_c_plans_the_interrupted_job_again(tmp_path):
     """After Ctrl-C snakemake has released its locks but left the interrupted job's outputs
     marked incomplete; `./run.sh study` run again (here as a dry run, with the test's environment

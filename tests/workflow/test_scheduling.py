@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 
 SNAKEFILE = """
@@ -43,6 +45,7 @@ rule grid_cell:
 """
 
 
+@pytest.mark.slow
 def test_the_study_s_scheduler_never_runs_more_jobs_than_cores(tmp_path):
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     run = subprocess.run([str(SNAKEMAKE), "--cores", "2", "--quiet"], cwd=tmp_path, capture_output=True, text=True,

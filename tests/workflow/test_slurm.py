@@ -170,7 +170,8 @@ def compare_markdown(path: str, a: str, b: str) -> None:
 
 def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
     slurm_work, slurm_log, _ = slurm_study
-    local_work, local_log = request.getfixturevalue("study")  # the local run test_study.py checks
+    local = request.getfixturevalue("study")  # the local run test_study.py checks
+    local_work = local.work
     slurm_results, local_results = slurm_work / "results", local_work / "results"
     files = sorted(str(p.relative_to(local_results)) for p in local_results.rglob("*") if p.is_file()
                    and p.suffix in (".nc", ".csv", ".md", ".json") and p.name != "README.md")
@@ -204,7 +205,8 @@ def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
               f"{counts['.csv']} CSV and {counts['.md']} Markdown tables (timing columns left out), "
               f"{counts['.json']} JSON files: equal; held-out ipcgrasp verdicts "
               f"{slurm_eval.success.values.ravel().astype(int).tolist()} both ways; wall time (snakemake's "
-              f"Elapsed time) through SLURM {elapsed_seconds(slurm_log)} s, locally {elapsed_seconds(local_log)} s")
+              f"Elapsed time) through SLURM {elapsed_seconds(slurm_log)} s, locally {elapsed_seconds(local.first)} s up to "
+              f"the grid + {elapsed_seconds(local.resumed)} s resumed")
 
 
 def test_sharded_generate_through_slurm_writes_the_single_process_index(tmp_path, capsys):

@@ -1,7 +1,7 @@
 """The smoke study end to end in a copy of the repository: every stage through the
-cluster-generic executor plugin (profiles/local-cluster; the `study` fixture in conftest.py), then
-reruns with the local executor: nothing to do, and after an interrupted grid only the unfinished
-job and what depends on it."""
+cluster-generic executor plugin (profiles/local-cluster; the `study` fixture in conftest.py, a run
+interrupted during its grid job and resumed: only the unfinished job and what depends on it reran),
+then a rerun with the local executor: nothing to do."""
 
 import json
 import os
@@ -19,10 +19,11 @@ import xarray as xr
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.study.cube import read_cube, write_netcdf_atomic
 
+from .conftest import LOST_CELL
+
 pytestmark = pytest.mark.slow
 
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
-LOST_CELL = "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc"
 DOWNSTREAM_OF_LOST_CELL = {"grid_row", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
                            "evaluation_simulation", "evaluation_merge", "evaluation_baseline", "evaluation_dynamic",
                            "evaluation", "notebook_evaluation", "notebook_failure_modes", "benchmarks",
@@ -48,7 +49,7 @@ def rules_run(output: str) -> dict[str, int]:
 
 
 def test_every_table_cube_notebook_and_figure_exists(study):
-    work, _ = study
+    work = study.work
     results = work / "results"
     for path in ["meshes/report.json", "split.json", "calibration/squeeze.nc", "calibration/psi_th.json",
                  "calibration/sensitivity.nc", "calibration/sensitivity.md", "grid/rounded.nc",
@@ -95,7 +96,7 @@ def test_every_table_cube_notebook_and_figure_exists(study):
 
 
 def test_baseline_sweeps_choose_a_setting_on_the_training_grasps_and_the_evaluation_runs_it(study):
-    work, _ = study
+    work = study.work
     results = work / "results"
     grid = read_cube(results / "grid/rounded.nc")
     for model, settings in (("penalty", {"params": {"penalty_stiffness": 1e5, "penalty_margin": 5e-4,
@@ -117,7 +118,7 @@ def test_baseline_sweeps_choose_a_setting_on_the_training_grasps_and_the_evaluat
 
 
 def test_held_out_cubes_carry_critical_mass_and_the_models_numbers(study):
-    work, _ = study
+    work = study.work
     results = work / "results"
     sim = read_cube(results / "evaluation/ipcgrasp.nc")
     assert sim.critical_mass.attrs["units"] == "kg" and sim.critical_mass.attrs["max_mass"] == 5.0
@@ -142,7 +143,7 @@ def test_held_out_cubes_carry_critical_mass_and_the_models_numbers(study):
 @pytest.mark.parametrize("rule, jobs", [("grid_row", 1), ("baseline_cell", 2), ("evaluation_simulation", 2),
                                         ("evaluation_dynamic", 4)])
 def test_simulation_jobs_went_through_the_cluster_executor(study, rule, jobs):
-    _, log = study
+    log = study.first if rule == "grid_row" else study.resumed  # the grid's row also reran when resumed
     # local rules print "localrule name:"; submitted ones "rule name:" and the external job id
     submitted = re.findall(rf"^rule {rule}:\n(?:\s+.*\n)*?\s+jobid: (\d+)$", log, re.MULTILINE)
     assert len(submitted) == rules_run(log)[rule] == jobs
@@ -151,32 +152,26 @@ def test_simulation_jobs_went_through_the_cluster_executor(study, rule, jobs):
 
 
 def test_netcdf_round_trip_of_the_grid_cube(study, tmp_path):
-    work, _ = study
+    work = study.work
     cube = read_cube(work / "results/grid/rounded.nc")
     xr.testing.assert_identical(read_cube(write_netcdf_atomic(cube, tmp_path / "copy.nc")), cube)
 
 
 def test_a_second_run_does_nothing(study):
-    work, _ = study
+    work = study.work
     run = snakemake(work, "--cores", "2")
     assert "Nothing to be done" in run.stdout + run.stderr
 
 
 def test_resuming_an_interrupted_grid_reruns_only_the_unfinished_job_and_what_depends_on_it(study):
     """The state a first run killed during the grid job leaves: one of that job's cells and
-    everything downstream of it missing, its other cell, the calibration and the sensitivity done."""
-    work, _ = study
-    summary = snakemake(work, "--summary", "--cores", "1").stdout
-    made_by = dict(line.split("\t")[:3:2] for line in summary.splitlines() if line.count("\t") == 5)
-    for path, rule in made_by.items():
-        if rule in DOWNSTREAM_OF_LOST_CELL - {"grid_row"}:
-            (work / path).unlink()
-    (work / LOST_CELL).unlink()
-    dry = snakemake(work, "-n", "--cores", "2")
-    planned = rules_run(dry.stdout + dry.stderr)
+    everything downstream of it missing, its other cell, the calibration and the sensitivity done
+    (the `study` fixture: a run up to the grid, its LOST_CELL deleted, then the dry run and the
+    resumed run)."""
+    work = study.work
+    planned = rules_run(study.planned)
     assert set(planned) == DOWNSTREAM_OF_LOST_CELL and planned["grid_row"] == 1
-    run = snakemake(work, "--cores", "2")
-    assert rules_run(run.stdout + run.stderr) == planned
+    assert rules_run(study.resumed) == planned
     assert (work / LOST_CELL).is_file()
     again = snakemake(work, "-n", "--cores", "2")
     assert "Nothing to be done" in again.stdout + again.stderr
@@ -197,7 +192,7 @@ def test_a_failed_edit_notebook_session_keeps_the_study_s_figures(study, tmp_pat
     """Snakemake deletes a job's outputs before it runs; the notebook outputs are update(), so a
     Jupyter that fails to start (or a session that ends without rerunning the notebook) puts the
     previous figures back."""
-    work, _ = study
+    work = study.work
     venv_bin = Path(sys.executable).parent
     if (venv_bin / "jupyter-notebook").exists():
         pytest.skip("the notebook server is installed in this environment: --edit-notebook would start it")
@@ -221,7 +216,7 @@ def test_a_failed_edit_notebook_session_keeps_the_study_s_figures(study, tmp_pat
 
 
 def test_a_standalone_papermill_run_writes_beside_the_study_s_figures_never_over_them(study, tmp_path):
-    work, _ = study
+    work = study.work
     results = work / "results"
     assert not (results / "standalone").exists()
     before = notebook_outputs(results)
