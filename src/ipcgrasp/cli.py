@@ -184,12 +184,16 @@ def _physical_grasp(args):
 
 def _warn_other_gripper(args, data_dir) -> None:
     """Warn when --gripper is not the gripper that recorded the physical grasps; args.other_gripper
-    is that warning then (for the R line), else None."""
+    is that warning then (for the R line), else None. A command without --gripper (replay, whose
+    gripper is the study cube's, checked by the study) is not warned."""
     import warnings
 
     from ipcgrasp.data.own import other_gripper_warning
     from ipcgrasp.grasp.description import load_description
 
+    if getattr(args, "gripper", None) is None:
+        args.other_gripper = None
+        return
     warning = other_gripper_warning(data_dir, args.object, load_description(args.gripper).name)
     args.other_gripper = warning
     if warning:

@@ -42,7 +42,7 @@ class FileKind:
 TRAJECTORY = FileKind("a trial's trajectory",
                       ("phase", "pad_normal_force", "pad_friction_force", "jaw_opening", "object_height",
                        "object_rotation"),
-                      "`ipcgrasp plot` and `ipcgrasp view`",
+                      "`ipcgrasp plot`, `ipcgrasp view` and `ipcgrasp frames`",
                       "written by `ipcgrasp simulate --trajectory` or `ipcgrasp replay --trajectory`")
 SIMULATION_CUBE = FileKind("a study cube of simulated trials",
                            ("success", "failure_mode", "reason", "seed", "force_1", "force_2", "psi_th"),

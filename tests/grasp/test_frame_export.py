@@ -17,7 +17,8 @@ STEPS = 5
 
 @pytest.fixture
 def trajectory(tmp_path):
-    """A trajectory file of a box rising 1 mm per step and a tetrahedron turning about z."""
+    """A trajectory file of a box rising 1 mm per step and a tetrahedron turning about z (the
+    other variables every trajectory holds are zeros)."""
     box, tet = trimesh.creation.box([0.03, 0.02, 0.01]), trimesh.creation.icosphere(subdivisions=0, radius=0.01)
     rise = np.array([box.vertices + [0.0, 0.0, 0.001 * k] for k in range(STEPS)])
     turns = [trimesh.transformations.rotation_matrix(0.1 * k, [0, 0, 1])[:3, :3] for k in range(STEPS)]
@@ -30,6 +31,8 @@ def trajectory(tmp_path):
         "faces_object": (("object_face", "corner"), box.faces.astype(np.int64)),
         "vertices_pad0": (("time", "pad0_vertex", "xyz"), spin),
         "faces_pad0": (("pad0_face", "corner"), tet.faces.astype(np.int64)),
+        **{name: (("time", "pad"), np.zeros((STEPS, 2))) for name in ("pad_normal_force", "pad_friction_force")},
+        **{name: (("time",), np.zeros(STEPS)) for name in ("jaw_opening", "object_height", "object_rotation")},
     }, coords={"time": ("time", 0.01 * np.arange(1, STEPS + 1))})
     path = tmp_path / "t.nc"
     ds.to_netcdf(path)
@@ -75,7 +78,7 @@ def test_an_existing_frame_is_refused_before_any_file_is_written(trajectory, tmp
 def test_a_trajectory_without_vertices_names_the_fix(trajectory, tmp_path, capsys):
     path, ds = trajectory
     bare = tmp_path / "bare.nc"
-    ds[["phase"]].to_netcdf(bare)
+    ds.drop_vars([name for name in ds.data_vars if name.startswith(("vertices_", "faces_"))]).to_netcdf(bare)
     assert main(["frames", str(bare), "--out", str(tmp_path / "f")]) == 2
     assert "holds no vertex positions; fix: record it with `ipcgrasp simulate ... --trajectory OUT.nc --vertices`" \
         in capsys.readouterr().err
