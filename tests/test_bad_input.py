@@ -444,8 +444,9 @@ REPLAY = ("--object", "cube_3cm", "--grasp", "0", "--trial", "0")
     ("view", lambda p: written(p.with_suffix(".json"), b"[]"),
      r"traj.json is JSON text, not a NetCDF file; " + TRAJECTORY_FIX),
     ("view", lambda p: trajectory_file(p, steps=0), r"traj.nc: the trajectory has no step"),
-    ("replay", lambda p: trajectory_file(p), r"traj.nc is a trial's trajectory, which `ipcgrasp plot` and `ipcgrasp "
-                                             r"view` read, not a study cube of simulated trials; " + CUBE_FIX),
+    ("replay", lambda p: trajectory_file(p), r"traj.nc is a trial's trajectory, which `ipcgrasp plot`, `ipcgrasp "
+                                             r"view` and `ipcgrasp frames` read, not a study cube of simulated "
+                                             r"trials; " + CUBE_FIX),
     ("replay", lambda p: cube_file(p, ("success", "score", "runtime", "seed")),
      r"traj.nc is a study cube of a baseline's predictions, which the study's tables and figures \(`./run.sh study`\) "
      r"read, not a study cube of simulated trials; " + CUBE_FIX),
