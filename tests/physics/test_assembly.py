@@ -31,7 +31,7 @@ def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
     dense per-element Hessians (B'': each contact's PSD-projected with project_contacts)."""
     h2 = sim.settings.dt ** 2
     n = sim.n_dof
-    H = sim._M.toarray()
+    H = sim.model.M.toarray()
     for body, x_def, dof in zip(sim.deformables, sim.dofs.deformable_positions(sim.state, z), sim.dofs.vertex_dof):
         blocks = elastic_hessians(x_def, body.tets, body.Dm_inv, body.volumes, body.mu, body.lam, project=True)
         index = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)

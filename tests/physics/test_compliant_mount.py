@@ -43,7 +43,7 @@ def test_mounted_vertices_sit_at_their_driver_plus_u_phi_axis():
     sim = mounted_box_pad_scene()
     x = sim.collision_positions()
     u, mount = sim.state.mount_u[0], sim.mounts[0]
-    for body, (start, surf) in zip(sim.bodies, sim._surface):
+    for body, (start, surf) in zip(sim.bodies, sim.model.surface):
         np.testing.assert_allclose(x[start:start + len(surf)], sim.vertices(body.name)[surf], rtol=0, atol=1e-15)
     plate = sim.bodies[sim.index["plate"]]
     placed = plate.vertices + (-0.0157, 0.001, 0.011)
@@ -111,7 +111,7 @@ def test_mounted_hessian_matches_a_dense_reference():
                                            project=False), body.tets):
         idx = (3 * tet[:, None] + np.arange(3)).ravel()
         H_exact[np.ix_(idx, idx)] += block
-    column = h2 * J.T @ H_exact @ J[:, u] + sim._M.toarray()[:, u]
+    column = h2 * J.T @ H_exact @ J[:, u] + sim.model.M.toarray()[:, u]
     column[u] += h2 * sim.mounts[0].stiffness
     z_tilde = sim._predicted(sim.pack(), sim.pack(velocities=True))
     step = 1e-7

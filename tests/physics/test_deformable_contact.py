@@ -438,7 +438,7 @@ def test_a_barrier_stiffness_at_its_bound_skips_the_heuristic_and_changes_nothin
     from ipcgrasp.engine.barrier import barrier_stiffness_bounds
 
     skipped, _, forces = box_between_pads(0.5, PAD_E, contact_force_scale=100.0)
-    _, bound = barrier_stiffness_bounds(skipped.bbox_diagonal, skipped.dhat, skipped._average_mass,
+    _, bound = barrier_stiffness_bounds(skipped.bbox_diagonal, skipped.dhat, skipped.model.average_mass,
                                         skipped.settings.min_barrier_stiffness_scale)
     assert skipped.barrier_stiffness >= bound  # every step after the first took the shortcut
     monkeypatch.setattr(simulation, "barrier_stiffness_bounds", lambda *args: (np.inf, np.inf))

@@ -2,7 +2,7 @@
 
 At a few hundred unknowns a Newton iteration's arithmetic takes about as long as the Python
 between its kernels, so the simulation also keeps every deformable body's vertices and tets in
-flat arrays (`Simulation._scene`: body b's vertices are rows vertex_start[b]:vertex_start[b+1]
+flat arrays (`solver.model.Model.scene`: body b's vertices are rows vertex_start[b]:vertex_start[b+1]
 of one (n, 3) array, its tets rows tet_start[b]:tet_start[b+1] of one (T, 4) array of those
 row indices) and evaluates a term over all bodies in one call. Each kernel does the same
 floating-point operations in the same order as the per-body code it replaces (one body's sum

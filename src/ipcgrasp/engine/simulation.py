@@ -57,19 +57,17 @@ cost about as much as the kernels.
 from __future__ import annotations
 
 import time as _time
-from dataclasses import fields, replace
+from dataclasses import fields
 
 import numpy as np
-import scipy.sparse as sp
 
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine import scene
-from ipcgrasp.engine.affine_body import affine_jacobian, affine_positions, nearest_rotation
+from ipcgrasp.engine.affine_body import affine_positions, nearest_rotation
 from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
-from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground, KinematicBody
+from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground
 from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.ldlt import Ldlt
-from ipcgrasp.engine.mounts import CompliantMount, linked_tet_entries
 from ipcgrasp.engine.penetration import PenetrationProbe
 from ipcgrasp.engine.solver.assembly import (
     _add_mapped_blocks,
@@ -83,9 +81,9 @@ from ipcgrasp.engine.solver.assembly import (
     _union_keys,
 )
 from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact, body_pair_resultants
-from ipcgrasp.engine.solver.dofs import ContactMap, Dofs
-from ipcgrasp.engine.solver.drive import DrivenBodies, pose_parts
+from ipcgrasp.engine.solver.drive import DrivenBodies
 from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
+from ipcgrasp.engine.solver.model import Model
 from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
     CARRIED_CONVERGED,
@@ -124,25 +122,24 @@ class Simulation:
                  default_friction: float = 0.0, ignore_pairs=(), settings: SolverSettings | None = None,
                  mounts=()):
         self.settings = settings or SolverSettings()
-        self.bodies = list(bodies)
-        names = [b.name for b in self.bodies]
-        if len(set(names)) != len(names):
-            raise ValueError(f"body names must be unique, got {names}")
-        self.index = {name: i for i, name in enumerate(names)}
-        poses = dict(poses or {})
-        unknown = set(poses) - set(names)
-        if unknown:
-            raise ValueError(f"poses given for unknown bodies {sorted(unknown)}; bodies are {names}")
-        self.ground = ground
-        self.deformables = [b for b in self.bodies if isinstance(b, DeformableBody)]
-        self.affines = [b for b in self.bodies if isinstance(b, AffineBody)]
-        self.kinematics = [b for b in self.bodies if isinstance(b, KinematicBody)]
-        self._assign_mounts(list(mounts), poses)
-        self._build_layout(poses)
-        self._build_collision_mesh(friction or {}, default_friction, ignore_pairs)
-        self._build_mass()
+        model = self.model = Model(bodies, poses, ground, friction or {}, default_friction, ignore_pairs, self.settings,
+                                   mounts)
+        self.bodies, self.index, self.ground = model.bodies, model.index, model.ground
+        self.deformables, self.affines, self.kinematics = model.deformables, model.affines, model.kinematics
+        self.mounts, self.dofs, self.n_dof, self.contact_map = model.mounts, model.dofs, model.n_dof, model.contact_map
+        self.n_collision_vertices = model.n_collision_vertices
+        self.state = model.initial_state.copy()
+        self._x = self.collision_positions()
+        # per deformable, per tet: the last SVD rotation V (the next SVD starts from it: a few Jacobi
+        # sweeps fewer), and the deformation gradient and unscaled projected Hessian last computed
+        # (all bodies' tets one after the other, as engine.scene)
+        n_tets = sum(len(body.tets) for body in self.deformables)
+        self._svd_rotations = np.tile(np.eye(3), (n_tets, 1, 1))
+        self._tet_hessian_cache = (np.full((n_tets, 3, 3), np.nan), np.zeros((n_tets, 12, 12)))
+        self._tet_changed = np.zeros(n_tets, dtype=np.bool_)  # per tet: its Hessian was recomputed by the last call
+        self._build_hessian_pattern()
         self.driven = DrivenBodies(self.bodies, self.index, self.deformables, self.kinematics, self.dofs,
-                                   self._mount_rotation, self._linked_entries)
+                                   model.mount_rotation, model.linked_entries)
         s = self.settings
         lo, hi = self._x.min(axis=0), self._x.max(axis=0)
         self.bbox_diagonal = float(np.linalg.norm(hi - lo))
@@ -151,8 +148,8 @@ class Simulation:
         else:
             self.dhat = float(s.dhat) if s.dhat is not None else 1e-3 * self.bbox_diagonal
         self.proximity = Proximity(self.mesh, self.dhat, self.bbox_diagonal)
-        sc = self._scene
-        self.step_limits = StepLimits(self.mesh, self._plane_arrays, self.proximity, sc["tets"], sc["Dm_inv"],
+        sc = self.model.scene
+        self.step_limits = StepLimits(self.mesh, self.model.plane_arrays, self.proximity, sc["tets"], sc["Dm_inv"],
                                       sc["tet_start"], [body.name for body in self.deformables])
         self.contact_model = (PenaltyContact(s, self.proximity.plane_vertices) if s.contact_model == "penalty"
                               else BarrierContact(s, self.dhat, self.proximity, sc["no_friction"]))
@@ -172,216 +169,16 @@ class Simulation:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
 
     # ------------------------------------------------------------------------------------ layout
-    def _assign_mounts(self, mounts, poses):
-        """Check the mounts and note, per deformable and per kinematic body, the index of the mount
-        it rides on (-1: none), each mounted body's initial rotation (drivers may not change it:
-        the mount's axis is fixed in the world) and the motion (n,3) of its vertices per metre of
-        deflection (mode shape times axis)."""
-        self.mounts = mounts
-        self._deformable_mount = [-1] * len(self.deformables)
-        self._kinematic_mount = [-1] * len(self.kinematics)
-        self._mount_rotation = {}
-        self._mount_motion = {}
-        for j, mount in enumerate(mounts):
-            if not isinstance(mount, CompliantMount):
-                raise ValueError(f"mounts must be CompliantMount instances, got {type(mount).__name__}")
-            for name in mount.bodies:
-                if name not in self.index:
-                    raise ValueError(f"mount {mount.name!r} holds unknown body {name!r}")
-                body = self.bodies[self.index[name]]
-                if isinstance(body, DeformableBody) and body.prescribed.size:
-                    table, i = self._deformable_mount, self.deformables.index(body)
-                elif isinstance(body, KinematicBody):
-                    table, i = self._kinematic_mount, self.kinematics.index(body)
-                else:
-                    raise ValueError(f"mount {mount.name!r}: body {name!r} is not driven (a deformable body "
-                                     "with prescribed vertices or a kinematic body)")
-                if table[i] >= 0:
-                    raise ValueError(f"body {name!r} is on two mounts")
-                table[i] = j
-                self._mount_rotation[name] = pose_parts(poses.get(name, np.eye(4)))[0].copy()
-                self._mount_motion[name] = mount.shape(name, body.n_vertices)[:, None] * mount.axis
-
-    def _build_layout(self, poses):
-        """The layout of the unknowns z (solver.dofs) and the initial state at `poses`."""
-        self.dofs = Dofs(self.deformables, len(self.affines), len(self.mounts), self._deformable_mount,
-                         self._mount_motion)
-        self.n_dof = self.dofs.n_dof
-        x_def, v_def = [], []
-        for body in self.deformables:
-            R, t = pose_parts(poses.get(body.name, np.eye(4)))
-            x_def.append(body.rest_positions @ R.T + t)
-            v_def.append(np.zeros((body.n_vertices, 3)))
-        q, qdot = [], []
-        for body in self.affines:
-            R, t = pose_parts(poses.get(body.name, np.eye(4)))
-            q.append(np.concatenate([t, R.ravel()]))
-            qdot.append(np.zeros(12))
-        x_kin = []
-        for body in self.kinematics:
-            R, t = pose_parts(poses.get(body.name, np.eye(4)))
-            x_kin.append(body.vertices @ R.T + t)
-        self.state = State(0.0, x_def, v_def, q, qdot, x_kin, np.zeros(len(self.mounts)), np.zeros(len(self.mounts)))
-
-    def _build_collision_mesh(self, friction, default_friction, ignore_pairs):
-        """Stack every body's contact surface into one collision mesh and the map x = P z + c."""
-        rows, cols, vals = [], [], []
-        faces, vertex_body, self._surface = [], [], []  # per body: (its first row of x, its contact vertices)
-        n = 0
-        for body in self.bodies:
-            b = self.index[body.name]
-            if isinstance(body, DeformableBody):
-                surf = np.unique(body.faces)
-                local = -np.ones(body.n_vertices, dtype=np.int64)
-                local[surf] = np.arange(len(surf))
-                faces.append(local[body.faces] + n)
-                i = self.deformables.index(body)
-                dof = self.dofs.vertex_dof[i][surf]
-                c = n + np.flatnonzero(dof >= 0)
-                for a in range(3):
-                    rows.append(3 * c + a)
-                    cols.append(dof[dof >= 0] + a)
-                    vals.append(np.ones(len(c)))
-                self._map_mounted(rows, cols, vals, self._deformable_mount[i], body.name, n, surf[dof < 0],
-                                  np.flatnonzero(dof < 0))
-            else:
-                surf = np.arange(body.n_vertices)
-                faces.append(body.faces + n)
-                if isinstance(body, KinematicBody):
-                    self._map_mounted(rows, cols, vals, self._kinematic_mount[self.kinematics.index(body)],
-                                      body.name, n, surf, surf)
-                if isinstance(body, AffineBody):
-                    off = self.dofs.affine_offset[self.affines.index(body)]
-                    J = affine_jacobian(body.vertices)  # (m,3,12)
-                    r = (3 * (n + np.arange(body.n_vertices)))[:, None, None] + np.arange(3)[None, :, None]
-                    cidx = np.broadcast_to(off + np.arange(12), J.shape)
-                    nz_mask = J != 0.0
-                    rows.append(np.broadcast_to(r, J.shape)[nz_mask])
-                    cols.append(cidx[nz_mask])
-                    vals.append(J[nz_mask])
-            self._surface.append((n, surf))
-            vertex_body.append(np.full(len(surf), b, dtype=np.int64))
-            n += len(surf)
-        self.n_collision_vertices = n
-        driven_deformable = []  # (deformable index, rows of x, its driven contact vertices)
-        driven_kinematic = []  # (kinematic index, first row of x, end row)
-        for body, (start, surf) in zip(self.bodies, self._surface):
-            if isinstance(body, DeformableBody):
-                i = self.deformables.index(body)
-                driven = self.dofs.vertex_dof[i][surf] < 0
-                driven_deformable.append((i, start + np.flatnonzero(driven), surf[driven]))
-            elif isinstance(body, KinematicBody):
-                driven_kinematic.append((self.kinematics.index(body), start, start + len(surf)))
-        self.contact_map = ContactMap(rows, cols, vals, n, self.n_dof, driven_deformable, driven_kinematic)
-        B = len(self.bodies)
-        can_collide = ~np.eye(B, dtype=bool)
-        kin = [self.index[k.name] for k in self.kinematics]
-        can_collide[np.ix_(kin, kin)] = False
-        for a, b in ignore_pairs:
-            i, j = self.index[a], self.index[b]
-            can_collide[i, j] = can_collide[j, i] = False
-        mu, mu_plane = self._friction_coefficients(friction, default_friction)
-        plane = None
-        plane_bodies = np.zeros(B, dtype=bool)
-        if self.ground is not None:
-            plane = (self.ground.origin, self.ground.normal)
-            plane_bodies[:] = True
-            plane_bodies[kin] = False
-        self._x = np.zeros((n, 3))
-        self._refresh_driven()
-        self.mesh = contact.CollisionMesh.build(self._x, np.concatenate(faces), np.concatenate(vertex_body),
-                                                can_collide=can_collide, plane=plane, mu=mu, mu_plane=mu_plane,
-                                                plane_body_mask=plane_bodies)
-        self._plane_arrays = ((self.mesh.plane_origin, self.mesh.plane_normal) if self.mesh.has_plane
-                              else (np.zeros(3), np.array([0.0, 0.0, 1.0])))
-
-    def _map_mounted(self, rows, cols, vals, mount, name, start, vertices, local):
-        """Append to the triplets of P the rows of the driven `vertices` (body indices) of body
-        `name` on mount `mount` (-1: none), which are collision vertices start + `local`:
-        x = c + u phi a."""
-        if mount < 0:
-            return
-        motion = self._mount_motion[name][vertices]
-        for a in range(3):
-            moving = motion[:, a] != 0.0
-            rows.append(3 * (start + local[moving]) + a)
-            cols.append(np.full(int(moving.sum()), self.dofs.mount_offset + mount))
-            vals.append(motion[moving, a])
+    @property
+    def mesh(self) -> contact.CollisionMesh:
+        """The collision mesh of every body's contact surface (Model.mesh)."""
+        return self.model.mesh
 
     def set_gravity(self, gravity):
         """Change the gravity vector (m/s^2) from the next step on."""
-        self.settings.gravity = tuple(float(v) for v in gravity)
-        g = np.asarray(self.settings.gravity)
-        self._gravity_acc = np.zeros(self.n_dof)
-        for dof in self.dofs.vertex_dof:
-            free = dof >= 0
-            self._gravity_acc[dof[free][:, None] + np.arange(3)] = g
-        for off in self.dofs.affine_offset:
-            self._gravity_acc[off:off + 3] = g  # M_q (g, 0) is the generalised gravity force
+        self.model.set_gravity(gravity)
 
-    def _build_mass(self):
-        rows, cols, vals = [], [], []
-        self.set_gravity(self.settings.gravity)
-        for body, dof in zip(self.deformables, self.dofs.vertex_dof):
-            free = dof >= 0
-            for a in range(3):
-                rows.append(dof[free] + a)
-                cols.append(dof[free] + a)
-                vals.append(body.masses[free])
-        if self.mounts:
-            rows.append(self.dofs.mount_offset + np.arange(len(self.mounts)))
-            cols.append(rows[-1])
-            vals.append(np.array([m.mass for m in self.mounts]))
-        for body, off in zip(self.affines, self.dofs.affine_offset):
-            idx = off + np.arange(12)
-            rows.append(np.repeat(idx, 12))
-            cols.append(np.tile(idx, 12))
-            vals.append(body.mass_matrix.ravel())
-        self._mass_entries = (np.concatenate(rows), np.concatenate(cols), np.concatenate(vals))
-        self._base_mass_values = self._mass_entries[2].copy()
-        self._affine_mass_range = {}  # affine index -> slice of its block in the mass entries
-        start = sum(len(v) for v in vals[:len(vals) - len(self.affines)])
-        for j in range(len(self.affines)):
-            self._affine_mass_range[j] = slice(start + 144 * j, start + 144 * (j + 1))
-        self._M = sp.csr_matrix((self._mass_entries[2], self._mass_entries[:2]), shape=(self.n_dof, self.n_dof))
-        self._average_mass = float(self._M.diagonal().mean())
-        # per deformable, per tet: the last SVD rotation V (the next SVD starts from it: a few Jacobi
-        # sweeps fewer), and the deformation gradient and unscaled projected Hessian last computed
-        # (all bodies' tets one after the other, as engine.scene)
-        n_tets = sum(len(body.tets) for body in self.deformables)
-        self._svd_rotations = np.tile(np.eye(3), (n_tets, 1, 1))
-        self._tet_hessian_cache = (np.full((n_tets, 3, 3), np.nan), np.zeros((n_tets, 12, 12)))
-        self._tet_changed = np.zeros(n_tets, dtype=np.bool_)  # per tet: its Hessian was recomputed by the last call
-        self._build_scene()
-        self._build_hessian_pattern()
-
-    def _build_scene(self):
-        """Every deformable body's vertices, tets and material, the affine bodies' and the mounts'
-        constants in the flat arrays of engine.scene (its module docstring)."""
-        d = self.dofs
-
-        def flat(parts, shape, dtype):
-            return np.ascontiguousarray(np.concatenate(parts), dtype=dtype) if parts else np.zeros(shape, dtype)
-
-        self._scene = dict(
-            n_vertices=d.n_vertices,
-            free_rows=d.free_rows, free_dofs=d.free_dofs, prescribed_rows=d.prescribed_rows,
-            prescribed_mount=d.prescribed_mount, motion=d.motion,
-            tets=flat([body.tets + start for body, start in zip(self.deformables, d.vertex_start)], (0, 4), np.int64),
-            Dm_inv=flat([body.Dm_inv for body in self.deformables], (0, 3, 3), np.float64),
-            volumes=flat([body.volumes for body in self.deformables], 0, np.float64),
-            tet_start=np.cumsum([0] + [len(body.tets) for body in self.deformables]).astype(np.int64),
-            mu=np.array([float(body.mu) for body in self.deformables]),
-            lam=np.array([float(body.lam) for body in self.deformables]),
-            affine_offset=np.array(d.affine_offset, dtype=np.int64),
-            affine_stiffness=np.array([float(body.stiffness) for body in self.affines]),
-            affine_volume=np.array([float(body.volume) for body in self.affines]),
-            mount_stiffness=np.array([float(mount.stiffness) for mount in self.mounts]),
-            free_start=d.free_start, prescribed_start=d.prescribed_start, body_mount=d.body_mount,
-            no_friction=(np.zeros(0, np.int8), np.zeros((0, 4), np.int64), np.zeros((0, 3, 2)), np.zeros((0, 2)),
-                         np.zeros(0), np.zeros(0)),
-        )
-
+    # ------------------------------------------------------------------------------ Hessian pattern
     def _build_hessian_pattern(self):
         """The z-space entries of the Hessian's fixed parts (mass, per-tet elastic blocks with
         prescribed rows/columns dropped, orthogonality blocks) and the initial CSC pattern."""
@@ -400,20 +197,14 @@ class Simulation:
         idx = [off + np.arange(12) for off in self.dofs.affine_offset]  # entry 144 j + 12 r + c of affine body j
         self._ortho_entries = (np.concatenate([np.repeat(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]),
                                np.concatenate([np.tile(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]))
-        # per deformable on a mount: the elastic Hessian entries its prescribed vertices carry onto
-        # the mount's degree of freedom (mounts.linked_tet_entries), else None; and all of them
-        # (tets numbered over all bodies)
-        self._linked_entries = []
-        for body, dof, j in zip(self.deformables, self.dofs.vertex_dof, self._deformable_mount):
-            self._linked_entries.append(None if j < 0 else linked_tet_entries(
-                body.tets, dof, body.prescribed, self.dofs.mount_offset + j, self.mounts[j].axis,
-                self.mounts[j].shape(body.name, body.n_vertices)))
-        linked = [(e[0] + start, *e[1:]) for e, start in zip(self._linked_entries, self._scene["tet_start"])
+        # the elastic Hessian entries that prescribed vertices on a mount carry onto its degree of
+        # freedom (Model.linked_entries), tets numbered over all bodies
+        linked = [(e[0] + start, *e[1:]) for e, start in zip(self.model.linked_entries, self.model.scene["tet_start"])
                   if e is not None]
         self._linked = tuple(np.concatenate([e[k] for e in linked] + [empty])
                              for k, empty in enumerate((np.zeros(0, np.int64), np.zeros(0, np.int64),
                                                         np.zeros(0, np.int64), np.zeros(0))))
-        static = [self._mass_entries[:2], self._tet_entries, self._ortho_entries, self._linked[1:3]]
+        static = [self.model.mass_entries[:2], self._tet_entries, self._ortho_entries, self._linked[1:3]]
         keys = [c * self.n_dof + r for r, c in static]
         keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
         self._set_hessian_pattern(np.unique(keys))
@@ -436,7 +227,7 @@ class Simulation:
             self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
             mount_dofs = self.dofs.mount_offset + np.arange(len(self.mounts))
             self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
-            r, c, m = self._mass_entries
+            r, c, m = self.model.mass_entries
             self._mass_data = np.zeros(len(keys))
             _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
             self._last_hessian_without_contact = (None, None, None, None)
@@ -501,7 +292,7 @@ class Simulation:
         phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality + mounts), the contact
         model's term (the barrier sum without kappa: kappa may change before they are summed), the
         friction potential."""
-        sc, M = self._scene, self._M
+        sc, M = self.model.scene, self.model.M
         e = scene._energy_without_contact(z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data,
                                           self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
                                           sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["affine_offset"],
@@ -533,7 +324,7 @@ class Simulation:
 
     def _gradient_without_contact(self, z, z_tilde):
         """Gradient of inertia + h^2 (elastic + orthogonality + mount springs) in z (engine.scene)."""
-        sc, M = self._scene, self._M
+        sc, M = self.model.scene, self.model.M
         return scene._gradient_without_contact(
             z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data, self.dofs.scene_positions(self.state, z),
             sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["free_rows"],
@@ -581,7 +372,7 @@ class Simulation:
         z_last, X_last, keys_last, data = self._last_hessian_without_contact
         if keys_last is self._hessian_keys and np.array_equal(z_last, z) and np.array_equal(X_last, X):
             return data.copy()
-        sc = self._scene
+        sc = self.model.scene
         h2 = self.settings.dt ** 2
         data = np.empty(len(self._hessian_keys))
         elastic, assembled_h2 = self._elastic
@@ -885,7 +676,7 @@ class Simulation:
     def _predicted(self, z_t, v_t):
         """z~ = z_t + h v_t + h^2 a_gravity."""
         h = self.settings.dt
-        return z_t + h * v_t + h * h * self._gravity_acc
+        return z_t + h * v_t + h * h * self.model.gravity_acc
 
     def _friction_collisions(self, x_lagged, coll=None, cluster=False):
         """Normal forces, bases and coordinates of the contacts at x_lagged (coll: the active
@@ -917,7 +708,7 @@ class Simulation:
     def _init_barrier_stiffness(self, z, z_tilde, x, coll):
         """IPC's balance heuristic; kappa only grows over the simulation so resting gaps stay put."""
         floor = self._barrier_stiffness_floor()
-        _, bound = barrier_stiffness_bounds(self.bbox_diagonal, self.dhat, self._average_mass,
+        _, bound = barrier_stiffness_bounds(self.bbox_diagonal, self.dhat, self.model.average_mass,
                                             self.settings.min_barrier_stiffness_scale)
         if self.barrier_stiffness is not None and self.barrier_stiffness >= max(bound, floor):
             # the heuristic is clamped below max(bound, floor): it cannot raise kappa, and its
@@ -928,9 +719,9 @@ class Simulation:
         PT = self.contact_map.PT
         g_b = np.zeros(self.n_dof)  # P^T grad B with kappa = 1
         scene._add_barrier_gradient(g_b, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
-                                    coll.edge_edge_type, coll.eps_x, coll.weight, *self._plane_arrays, self.dhat,
-                                    1.0, False, *self._scene["no_friction"], x, 0.0)
-        kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self._average_mass, g_e, g_b,
+                                    coll.edge_edge_type, coll.eps_x, coll.weight, *self.model.plane_arrays, self.dhat,
+                                    1.0, False, *self.model.scene["no_friction"], x, 0.0)
+        kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self.model.average_mass, g_e, g_b,
                                                      self.settings.min_barrier_stiffness_scale)
         kappa, kappa_max = max(kappa, floor), max(kappa_max, 100.0 * floor)
         if self.barrier_stiffness is None or kappa > self.barrier_stiffness:
@@ -1107,7 +898,7 @@ class Simulation:
 
     def _strain_energy(self, z) -> dict:
         """{deformable name: strain energy (J)} at z."""
-        sc = self._scene
+        sc = self.model.scene
         energies = scene._strain_energies(self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
                                           sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"])
         return {body.name: float(energy) for body, energy in zip(self.deformables, energies)}
@@ -1135,8 +926,8 @@ class Simulation:
         if isinstance(body, AffineBody):
             return affine_positions(self.state.affine_q[self.affines.index(body)], body.vertices)
         x = self.state.kinematic_x[self.kinematics.index(body)].copy()
-        j = self._kinematic_mount[self.kinematics.index(body)]
-        return x if j < 0 else x + self.state.mount_u[j] * self._mount_motion[name]
+        j = self.model.kinematic_mount[self.kinematics.index(body)]
+        return x if j < 0 else x + self.state.mount_u[j] * self.model.mount_motion[name]
 
     def mount_deflection(self, name) -> float:
         """Deflection u (m) of the compliant mount `name` along its axis where its mode shape is 1
@@ -1160,10 +951,7 @@ class Simulation:
         body = self.bodies[self.index[name]]
         if not isinstance(body, AffineBody):
             raise ValueError(f"set_mass_scale: {name!r} is not an affine (rigid) body")
-        block = self._affine_mass_range[self.affines.index(body)]
-        values = self._mass_entries[2]
-        values[block] = scale * self._base_mass_values[block]
-        self._M = sp.csr_matrix((values, self._mass_entries[:2]), shape=(self.n_dof, self.n_dof))
+        self.model.scale_mass(name, scale)
         self._set_hessian_pattern(self._hessian_keys)
 
     def restore(self, state: State) -> None:
@@ -1195,30 +983,12 @@ class Simulation:
         vf, ee, _ = candidates(x, x, m.edges, m.faces, m.vertex_body, self.dhat, can_collide=pair)
         return contact.build_collisions(m, x, self.dhat, candidates=(vf, ee, np.zeros(0, dtype=np.int64))), x
 
-    def _friction_coefficients(self, friction, default_friction) -> tuple[np.ndarray, np.ndarray]:
-        """(B, B) friction coefficients per body pair and (B,) each body's with the ground, from
-        `friction` and `default_friction` as the constructor takes them."""
-        B = len(self.bodies)
-        mu = np.full((B, B), float(default_friction))
-        mu_plane = np.full(B, self.ground.mu if self.ground is not None else 0.0)
-        for (a, b), value in friction.items():
-            if "ground" in (a, b):
-                other = b if a == "ground" else a
-                mu_plane[self.index[other]] = value
-            else:
-                mu[self.index[a], self.index[b]] = mu[self.index[b], self.index[a]] = value
-        return mu, mu_plane
-
     def set_friction(self, friction, default_friction: float = 0.0) -> None:
         """Friction coefficients from the next step on, as the constructor's `friction` and
         `default_friction`. A step lags friction at its start, so a pair that was not in contact
         there feels the change only from the next step; the state and the contacts' lagged
         normal forces are kept."""
-        mu, mu_plane = self._friction_coefficients(friction, default_friction)
-        if not (np.isfinite(mu).all() and np.isfinite(mu_plane).all() and mu.min() >= 0.0 and mu_plane.min() >= 0.0):
-            raise ValueError(f"friction coefficients must be finite and >= 0, got {dict(friction)} and default "
-                             f"{default_friction}")
-        self.mesh = replace(self.mesh, mu=mu, mu_plane=mu_plane)
+        self.model.set_friction(friction, default_friction)
 
     def body_distance(self, name_a, name_b, max_distance) -> float:
         """Smallest distance (m) between the contact surfaces of two bodies, or inf when it is
