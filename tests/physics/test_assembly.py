@@ -17,13 +17,14 @@ from .scenes import box_between_pads, box_pad_scene
 def step_inputs(sim, rng):
     """A perturbed iterate z of the coming step with its contacts and lagged friction."""
     z_t = sim.pack()
-    z_tilde = sim._predicted(z_t, sim.pack(velocities=True))
+    z_tilde = sim.potential.predicted(z_t, sim.pack(velocities=True))
     x_t = sim.collision_positions(z_t)
-    sim._init_barrier_stiffness(z_t, z_tilde, x_t, sim._collisions(x_t))
-    friction = sim._friction_collisions(x_t)
+    sim.stiffness.start_step(lambda: sim.potential.gradient_without_contact(sim.state, z_t, z_tilde),
+                             x_t, sim.potential.collisions(x_t))
+    friction = sim.potential.friction_collisions(x_t)
     z = z_t + 1e-5 * rng.standard_normal(z_t.size) * (np.abs(z_t) > 0)
     x = sim.collision_positions(z)
-    return z, friction, x_t, x, sim._collisions(x)
+    return z, friction, x_t, x, sim.potential.collisions(x)
 
 
 def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
@@ -52,7 +53,8 @@ def reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=True):
 
 
 def full_from_upper(sim, data):
-    U = sp.csc_matrix((data, sim._indices, sim._indptr), shape=(sim.n_dof, sim.n_dof)).toarray()
+    assembly = sim.potential.hessian_assembly
+    U = sp.csc_matrix((data, assembly.indices, assembly.indptr), shape=(sim.n_dof, sim.n_dof)).toarray()
     return U + np.triu(U, 1).T
 
 
@@ -62,9 +64,9 @@ def test_assembled_hessian_and_solve_match_scipy():
     z, friction, x_t, x, coll = step_inputs(sim, rng)
     kinds = set(coll.kind.tolist())
     assert contact.VERTEX_PLANE in kinds and len(kinds) >= 2  # ground and box-pad contacts
-    nnz_before = len(sim._hessian_keys)
-    data = sim._hessian(z, friction, x_t, x, coll)
-    assert len(sim._hessian_keys) > nnz_before  # the box-pad contacts grew the pattern
+    nnz_before = len(sim.potential.hessian_assembly.keys)
+    data = sim.potential.hessian(sim.state, z, friction, x_t, x, coll)
+    assert len(sim.potential.hessian_assembly.keys) > nnz_before  # the box-pad contacts grew the pattern
     H = full_from_upper(sim, data)
     H_ref, n = reference_hessian(sim, z, friction, x_t, x, coll)
     scale = np.abs(H_ref).max()
@@ -73,11 +75,11 @@ def test_assembled_hessian_and_solve_match_scipy():
     # The same pattern is reused: a second assembly at another z adds no entries.
     z2 = z + 1e-6 * rng.standard_normal(n) * (np.abs(z) > 0)
     x2 = sim.collision_positions(z2)
-    data2 = sim._hessian(z2, friction, x_t, x2, coll)
+    data2 = sim.potential.hessian(sim.state, z2, friction, x_t, x2, coll)
     assert len(data2) == len(data)
     for d, zz, xx in ((data, z, x), (data2, z2, x2)):
         rhs = rng.standard_normal(n)
-        p = sim._solve(d, rhs)
+        p = sim.potential.hessian_assembly.factorisation.factor_and_solve(d, rhs, sim.state)
         H_ref = reference_hessian(sim, zz, friction, x_t, xx, coll)[0]
         p_ref = spla.spsolve(sp.csc_matrix(H_ref), rhs)
         np.testing.assert_allclose(p, p_ref, rtol=0, atol=1e-9 * np.abs(p_ref).max())
@@ -90,14 +92,15 @@ def test_unprojected_contact_hessian_and_the_newton_direction_it_gives():
     rng = np.random.default_rng(7)
     sim = box_pad_scene()
     z, friction, x_t, x, coll = step_inputs(sim, rng)
-    g = sim._gradient(z, sim._predicted(sim.pack(), sim.pack(velocities=True)), friction, x_t, x, coll)
+    z_tilde = sim.potential.predicted(sim.pack(), sim.pack(velocities=True))
+    g = sim.potential.gradient(sim.state, z, z_tilde, friction, x_t, x, coll)
     seen = set()
     for kappa_scale in (1.0, 1e4):  # a stiff barrier makes the contacts' negative curvature win
         sim.barrier_stiffness *= kappa_scale
         H_proj = reference_hessian(sim, z, friction, x_t, x, coll)[0]
         H_exact = reference_hessian(sim, z, friction, x_t, x, coll, project_contacts=False)[0]
         assert not np.allclose(H_exact, H_proj)
-        data = sim._hessian(z, friction, x_t, x, coll, project=False)
+        data = sim.potential.hessian(sim.state, z, friction, x_t, x, coll, project=False)
         np.testing.assert_allclose(full_from_upper(sim, data), H_exact, rtol=0, atol=1e-12 * np.abs(H_exact).max())
         definite = np.linalg.eigvalsh(H_exact)[0] > 0.0
         seen.add(definite)
@@ -237,20 +240,20 @@ def test_reused_tet_hessians_are_those_of_a_nearby_deformation():
     rng = np.random.default_rng(3)
     sim = box_pad_scene()
     z, friction, x_t, x, coll = step_inputs(sim, rng)
-    sim._hessian(z, friction, x_t, x, coll)
-    F_cached = sim._tet_hessian_cache[0].copy()
+    sim.potential.hessian(sim.state, z, friction, x_t, x, coll)
+    F_cached = sim.potential.hessian_assembly.tet_hessian_cache[0].copy()
     shifted = z.copy()
     free, z_index = sim.dofs.free_vertex_dofs[0]
     shifted[z_index] += np.array([1e-4, -2e-4, 3e-4])  # the pad's free vertices translated
-    data = sim._hessian(shifted, friction, x_t, sim.collision_positions(shifted), coll)
-    recomputed = np.flatnonzero(np.any(sim._tet_hessian_cache[0] != F_cached, axis=(1, 2)))
+    data = sim.potential.hessian(sim.state, shifted, friction, x_t, sim.collision_positions(shifted), coll)
+    recomputed = np.flatnonzero(np.any(sim.potential.hessian_assembly.tet_hessian_cache[0] != F_cached, axis=(1, 2)))
     np.testing.assert_array_equal(recomputed, sim.driven.coupling_tets[0][0])
     H = full_from_upper(sim, data)
     H_ref = reference_hessian(sim, shifted, friction, x_t, sim.collision_positions(shifted), coll)[0]
     np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e3 * ELASTIC_HESSIAN_REUSE * np.abs(H_ref).max())
     z2 = z + 1e-5 * rng.standard_normal(z.size) * (np.abs(z) > 0)
     x2 = sim.collision_positions(z2)
-    H2 = full_from_upper(sim, sim._hessian(z2, friction, x_t, x2, coll))
+    H2 = full_from_upper(sim, sim.potential.hessian(sim.state, z2, friction, x_t, x2, coll))
     H2_ref = reference_hessian(sim, z2, friction, x_t, x2, coll)[0]
     np.testing.assert_allclose(H2, H2_ref, rtol=0, atol=1e-12 * np.abs(H2_ref).max())
 
@@ -331,14 +334,15 @@ def test_grown_pattern_carries_what_a_fresh_pattern_assembles():
     fresh_z, _, fresh_x_t, fresh_x, _ = step_inputs(fresh, np.random.default_rng(5))
     assert np.array_equal(fresh_z, z) and np.array_equal(fresh_x_t, x_t) and np.array_equal(fresh_x, x)
     z2 = z + 1e-6 * np.random.default_rng(6).standard_normal(len(z)) * (np.abs(z) > 0)
-    first = grown._hessian(z, friction, x_t, x, coll)
-    fresh._set_hessian_pattern(grown._hessian_keys.copy())
-    for name in ("_tet_slots", "_tet_group_slots", "_ortho_slots", "_linked_slots", "_mount_slots", "_mass_data"):
-        np.testing.assert_array_equal(getattr(grown, name), getattr(fresh, name), err_msg=name)
-    np.testing.assert_array_equal(first, fresh._hessian(z, friction, x_t, x, coll))
+    first = grown.potential.hessian(grown.state, z, friction, x_t, x, coll)
+    fresh.potential.hessian_assembly.set_pattern(grown.potential.hessian_assembly.keys.copy())
+    for name in ("tet_slots", "tet_group_slots", "ortho_slots", "linked_slots", "mount_slots", "mass_data"):
+        np.testing.assert_array_equal(getattr(grown.potential.hessian_assembly, name),
+                                      getattr(fresh.potential.hessian_assembly, name), err_msg=name)
+    np.testing.assert_array_equal(first, fresh.potential.hessian(fresh.state, z, friction, x_t, x, coll))
     x2 = grown.collision_positions(z2)
-    np.testing.assert_array_equal(grown._hessian(z2, friction, x_t, x2, coll),
-                                  fresh._hessian(z2, friction, x_t, x2, coll))
+    np.testing.assert_array_equal(grown.potential.hessian(grown.state, z2, friction, x_t, x2, coll),
+                                  fresh.potential.hessian(fresh.state, z2, friction, x_t, x2, coll))
 
 
 def test_remembered_min_distances_are_those_of_their_contacts():
@@ -349,14 +353,14 @@ def test_remembered_min_distances_are_those_of_their_contacts():
     seen = []
 
     def check(sim):
-        for coll, x, value in sim._min_distances:
+        for coll, x, value in sim.potential.known_min_distances:
             assert value == contact.min_distance(coll, sim.mesh, x)
             seen.append(len(coll))
-        if sim._min_distances:
-            coll, x, value = sim._min_distances[0]
+        if sim.potential.known_min_distances:
+            coll, x, value = sim.potential.known_min_distances[0]
             moved = x.copy()
             moved[coll.vertices[0, 0] if len(coll) else 0] += 1e-4
-            assert sim._min_distance_of(coll, moved) == contact.min_distance(coll, sim.mesh, moved)
+            assert sim.potential.min_distance_of(coll, moved) == contact.min_distance(coll, sim.mesh, moved)
 
     box_between_pads(mu=0.5, pad_E=1e5, contact_force_scale=None, on_step=check)
     assert max(seen) > 0  # contacts were active

@@ -79,7 +79,7 @@ def test_mounted_hessian_matches_a_dense_reference():
     rng = np.random.default_rng(4)
     sim = mounted_box_pad_scene()
     z, friction, x_t, x, coll = step_inputs(sim, rng)
-    H = full_from_upper(sim, sim._hessian(z, friction, x_t, x, coll))
+    H = full_from_upper(sim, sim.potential.hessian(sim.state, z, friction, x_t, x, coll))
     H_ref, n = reference_hessian(sim, z, friction, x_t, x, coll)  # free-free elastic, mass, contact
     body, dof, u = sim.deformables[0], sim.dofs.vertex_dof[0], sim.dofs.mount_offset
     motion = sim.mounts[0].shape("pad", body.n_vertices)[:, None] * sim.mounts[0].axis
@@ -113,11 +113,11 @@ def test_mounted_hessian_matches_a_dense_reference():
         H_exact[np.ix_(idx, idx)] += block
     column = h2 * J.T @ H_exact @ J[:, u] + sim.model.M.toarray()[:, u]
     column[u] += h2 * sim.mounts[0].stiffness
-    z_tilde = sim._predicted(sim.pack(), sim.pack(velocities=True))
+    z_tilde = sim.potential.predicted(sim.pack(), sim.pack(velocities=True))
     step = 1e-7
     e_u = np.eye(n)[u]
-    fd = (sim._gradient_without_contact(z + step * e_u, z_tilde)
-          - sim._gradient_without_contact(z - step * e_u, z_tilde)) / (2 * step)
+    fd = (sim.potential.gradient_without_contact(sim.state, z + step * e_u, z_tilde)
+          - sim.potential.gradient_without_contact(sim.state, z - step * e_u, z_tilde)) / (2 * step)
     np.testing.assert_allclose(column, fd, rtol=1e-5, atol=1e-7 * np.abs(column).max())
 
 

@@ -172,7 +172,7 @@ def _lift_held_box(steps, hold=0):
 
     sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
     sim.set_gravity((0, 0, -9.81))
-    rounds, hessians, drive, hessian = [], [], sim._drive, sim._hessian
+    rounds, hessians, drive, hessian = [], [], sim._drive, sim.potential.hessian
 
     def counted_drive(*args):
         rounds[-1] += 1
@@ -182,7 +182,7 @@ def _lift_held_box(steps, hold=0):
         hessians[-1] += 1
         return hessian(*args, **kwargs)
 
-    sim._drive, sim._hessian = counted_drive, counted_hessian
+    sim._drive, sim.potential.hessian = counted_drive, counted_hessian
     heights, stats = [], []
     for k in range(1, steps + hold + 1):
         rounds.append(0)
@@ -222,7 +222,7 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
 
     def accept_carrying_nothing(self, *args):
         stats = accept(self, *args)
-        self._carried_factorisation = False  # every step starts with fresh Hessians
+        self.potential.hessian_assembly.factorisation.carried = False  # every step starts with fresh Hessians
         return stats
 
     monkeypatch.setattr(Simulation, "_accept", accept_carrying_nothing)
@@ -434,14 +434,14 @@ def test_a_barrier_stiffness_at_its_bound_skips_the_heuristic_and_changes_nothin
     heuristic's gradients (the heuristic is clamped below kappa): the squeezed box ends in the
     same state, to the bit, as with the heuristic evaluated at every step. A 100 N contact force
     scale puts the floor above the bound, as in the grasp scenes."""
-    import ipcgrasp.engine.simulation as simulation
     from ipcgrasp.engine.barrier import barrier_stiffness_bounds
+    from ipcgrasp.engine.solver import barrier_stiffness
 
     skipped, _, forces = box_between_pads(0.5, PAD_E, contact_force_scale=100.0)
     _, bound = barrier_stiffness_bounds(skipped.bbox_diagonal, skipped.dhat, skipped.model.average_mass,
                                         skipped.settings.min_barrier_stiffness_scale)
     assert skipped.barrier_stiffness >= bound  # every step after the first took the shortcut
-    monkeypatch.setattr(simulation, "barrier_stiffness_bounds", lambda *args: (np.inf, np.inf))
+    monkeypatch.setattr(barrier_stiffness, "barrier_stiffness_bounds", lambda *args: (np.inf, np.inf))
     evaluated, _, forces_evaluated = box_between_pads(0.5, PAD_E, contact_force_scale=100.0)
     assert skipped.barrier_stiffness == evaluated.barrier_stiffness
     assert skipped.max_barrier_stiffness == evaluated.max_barrier_stiffness

@@ -62,38 +62,24 @@ from dataclasses import fields
 import numpy as np
 
 from ipcgrasp.engine import collisions as contact
-from ipcgrasp.engine import scene
 from ipcgrasp.engine.affine_body import affine_positions, nearest_rotation
-from ipcgrasp.engine.barrier import barrier_stiffness_bounds, initial_barrier_stiffness, update_barrier_stiffness
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground
 from ipcgrasp.engine.broadphase import candidates
-from ipcgrasp.engine.ldlt import Ldlt
 from ipcgrasp.engine.penetration import PenetrationProbe
-from ipcgrasp.engine.solver.assembly import (
-    _add_mapped_blocks,
-    _add_mapped_hessian,
-    _add_scaled,
-    _entry_groups,
-    _missing_hessian_keys,
-    _moved_slots,
-    _moved_values,
-    _pattern_slots,
-    _union_keys,
-)
+from ipcgrasp.engine.solver.barrier_stiffness import BarrierStiffness
 from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact, body_pair_resultants
 from ipcgrasp.engine.solver.drive import DrivenBodies
 from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
 from ipcgrasp.engine.solver.model import Model
+from ipcgrasp.engine.solver.potential import IncrementalPotential
 from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
     CARRIED_CONVERGED,
     CARRIED_MODEL,
     COARSE_ROUND_TOLERANCE,
     DRIVER_AT_REST,
-    ELASTIC_HESSIAN_REUSE,
     MAX_CLUSTER_PASSES,
     MAX_DRIVE_ROUNDS,
-    MIN_DISTANCES_KEPT,
     UNPROJECTED_CONTACTS_NEAR,
     SolverSettings,
     StepFailed,
@@ -130,14 +116,6 @@ class Simulation:
         self.n_collision_vertices = model.n_collision_vertices
         self.state = model.initial_state.copy()
         self._x = self.collision_positions()
-        # per deformable, per tet: the last SVD rotation V (the next SVD starts from it: a few Jacobi
-        # sweeps fewer), and the deformation gradient and unscaled projected Hessian last computed
-        # (all bodies' tets one after the other, as engine.scene)
-        n_tets = sum(len(body.tets) for body in self.deformables)
-        self._svd_rotations = np.tile(np.eye(3), (n_tets, 1, 1))
-        self._tet_hessian_cache = (np.full((n_tets, 3, 3), np.nan), np.zeros((n_tets, 12, 12)))
-        self._tet_changed = np.zeros(n_tets, dtype=np.bool_)  # per tet: its Hessian was recomputed by the last call
-        self._build_hessian_pattern()
         self.driven = DrivenBodies(self.bodies, self.index, self.deformables, self.kinematics, self.dofs,
                                    model.mount_rotation, model.linked_entries)
         s = self.settings
@@ -157,18 +135,30 @@ class Simulation:
         for body in self.affines + self.kinematics:
             moved_affinely[self.index[body.name]] = True
         self._penetration = PenetrationProbe.from_collision_mesh(self.mesh, moved_affinely)
-        self.barrier_stiffness = None
-        self.max_barrier_stiffness = None
+        self.stiffness = BarrierStiffness(model, s, self.dhat, self.bbox_diagonal)
+        self.potential = IncrementalPotential(model, s, self.contact_model, self.proximity, self.dhat, self.stiffness)
+        self._factorisation = self.potential.hessian_assembly.factorisation
         self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
-        self._carried_factorisation = False  # the solver holds the Hessian where the last step ended
-        self._factored_contacts = None  # the active contacts (Collisions.vertices) of the last Hessian
-        self._min_distances = []  # (contacts, positions, their min_distance), the latest first
         self.newton_iterations_run = 0
         x = self.collision_positions()
-        if self._min_distance(x) <= 0.0:
+        if self.potential.min_distance(x) <= 0.0:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
 
     # ------------------------------------------------------------------------------------ layout
+    @property
+    def barrier_stiffness(self) -> float | None:
+        """The barrier stiffness kappa (solver.barrier_stiffness; None before the first step)."""
+        return self.stiffness.kappa
+
+    @barrier_stiffness.setter
+    def barrier_stiffness(self, kappa):
+        self.stiffness.kappa = kappa
+
+    @property
+    def max_barrier_stiffness(self) -> float | None:
+        """The upper bound of kappa's growth within a step."""
+        return self.stiffness.kappa_max
+
     @property
     def mesh(self) -> contact.CollisionMesh:
         """The collision mesh of every body's contact surface (Model.mesh)."""
@@ -177,74 +167,6 @@ class Simulation:
     def set_gravity(self, gravity):
         """Change the gravity vector (m/s^2) from the next step on."""
         self.model.set_gravity(gravity)
-
-    # ------------------------------------------------------------------------------ Hessian pattern
-    def _build_hessian_pattern(self):
-        """The z-space entries of the Hessian's fixed parts (mass, per-tet elastic blocks with
-        prescribed rows/columns dropped, orthogonality blocks) and the initial CSC pattern."""
-        rows, cols = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-        for body, dof in zip(self.deformables, self.dofs.vertex_dof):  # entry 144 t + 12 r + c of tet t, all bodies
-            tet_dof = np.where(dof[body.tets][:, :, None] >= 0, dof[body.tets][:, :, None] + np.arange(3), -1)
-            tet_dof = tet_dof.reshape(len(body.tets), 12)
-            r = np.broadcast_to(tet_dof[:, :, None], (len(body.tets), 12, 12)).ravel()
-            c = np.broadcast_to(tet_dof[:, None, :], (len(body.tets), 12, 12)).ravel()
-            rows.append(np.where(c >= 0, r, -1))
-            cols.append(c)
-        self._tet_entries = (np.concatenate(rows), np.concatenate(cols))
-        self._tet_entry_groups = _entry_groups(*self._tet_entries, self.n_dof)
-        self._tet_group_dirty = np.zeros(len(self._tet_entry_groups[1]) - 1, dtype=np.bool_)
-        self._tet_group_touched = np.empty(len(self._tet_group_dirty), dtype=np.int64)  # _assemble_elastic's work
-        idx = [off + np.arange(12) for off in self.dofs.affine_offset]  # entry 144 j + 12 r + c of affine body j
-        self._ortho_entries = (np.concatenate([np.repeat(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]),
-                               np.concatenate([np.tile(i, 12) for i in idx] + [np.zeros(0, dtype=np.int64)]))
-        # the elastic Hessian entries that prescribed vertices on a mount carry onto its degree of
-        # freedom (Model.linked_entries), tets numbered over all bodies
-        linked = [(e[0] + start, *e[1:]) for e, start in zip(self.model.linked_entries, self.model.scene["tet_start"])
-                  if e is not None]
-        self._linked = tuple(np.concatenate([e[k] for e in linked] + [empty])
-                             for k, empty in enumerate((np.zeros(0, np.int64), np.zeros(0, np.int64),
-                                                        np.zeros(0, np.int64), np.zeros(0))))
-        static = [self.model.mass_entries[:2], self._tet_entries, self._ortho_entries, self._linked[1:3]]
-        keys = [c * self.n_dof + r for r, c in static]
-        keys = np.concatenate([k[(r >= 0) & (r <= c)] for k, (r, c) in zip(keys, static)])
-        self._set_hessian_pattern(np.unique(keys))
-
-    def _set_hessian_pattern(self, keys, moved=None):
-        """Use the upper-triangle CSC pattern of the sorted unique keys col * n_dof + row: place
-        the fixed entries in it and start a new factorisation (the ordering is computed once per
-        pattern). moved: when keys grow the current pattern, where each of its entries now sits
-        (np.searchsorted(keys, old keys)); the fixed entries' slots and the values assembled in the
-        old pattern (mass, elastic part, the last Hessian without contact) are carried over to it
-        instead of being found and summed again: the same values, bit for bit."""
-        n = self.n_dof
-        cols = keys // n
-        self._hessian_keys = keys
-        self._indices = keys - cols * n
-        self._indptr = np.searchsorted(cols, np.arange(n + 1))
-        if moved is None:
-            self._tet_slots = _pattern_slots(self._indptr, self._indices, *self._tet_entries)
-            self._ortho_slots = _pattern_slots(self._indptr, self._indices, *self._ortho_entries)
-            self._linked_slots = _pattern_slots(self._indptr, self._indices, *self._linked[1:3])
-            mount_dofs = self.dofs.mount_offset + np.arange(len(self.mounts))
-            self._mount_slots = _pattern_slots(self._indptr, self._indices, mount_dofs, mount_dofs)
-            r, c, m = self.model.mass_entries
-            self._mass_data = np.zeros(len(keys))
-            _add_scaled(self._mass_data, _pattern_slots(self._indptr, self._indices, r, c), m, 1.0)
-            self._last_hessian_without_contact = (None, None, None, None)
-            self._elastic = (np.zeros(len(keys)), None)  # mass + h^2 elastic part, and its h^2 (None: not assembled)
-        else:
-            for name in ("_tet_slots", "_ortho_slots", "_linked_slots", "_mount_slots"):
-                setattr(self, name, _moved_slots(getattr(self, name), moved))
-            self._mass_data = _moved_values(self._mass_data, moved, len(keys))
-            z_last, X_last, keys_last, data = self._last_hessian_without_contact
-            if keys_last is not None:
-                self._last_hessian_without_contact = (z_last, X_last, keys, _moved_values(data, moved, len(keys)))
-            elastic, assembled_h2 = self._elastic
-            self._elastic = (_moved_values(elastic, moved, len(keys)), assembled_h2)
-        entry_group, group_ptr, group_entries = self._tet_entry_groups
-        self._tet_group_slots = self._tet_slots[group_entries[group_ptr[:-1]]]
-        self._solver = None
-        self._factored = None
 
     # --------------------------------------------------------------------------- state <-> dofs
     def _refresh_driven(self):
@@ -259,161 +181,6 @@ class Simulation:
     def collision_positions(self, z=None) -> np.ndarray:
         """Contact-surface vertex positions (N,3) in m for DOF vector z (default: the state's)."""
         return self.contact_map.positions(self.pack() if z is None else z)
-
-    # ------------------------------------------------------------------------------ potentials
-    def _collisions(self, x, candidate_pairs=None):
-        """Active contacts at x; `candidate_pairs` from `Proximity.candidates` over a segment containing x
-        (default: a broad phase at x alone)."""
-        if candidate_pairs is None:
-            candidate_pairs = self.proximity.candidates(x, x, self.dhat)
-        return self.contact_model.collisions(self.mesh, x, candidate_pairs)
-
-    def _min_distance_of(self, coll, x):
-        """contact.min_distance(coll, mesh, x), remembered for the last MIN_DISTANCES_KEPT pairs of
-        (contacts, positions): a step asks it of the same contacts at the same positions up to four
-        times (the Newton iterate, the step's report, the next step's start and its warm start)."""
-        for known, at, value in self._min_distances:
-            if known is coll and (at is x or np.array_equal(at, x)):
-                return value
-        value = contact.min_distance(coll, self.mesh, x)
-        self._remember_min_distance(coll, x, value)
-        return value
-
-    def _remember_min_distance(self, coll, x, value):
-        self._min_distances = [(coll, x, value)] + self._min_distances[:MIN_DISTANCES_KEPT - 1]
-
-    def _min_distance(self, x):
-        """Smallest distance (m) over the active contacts at x (the contact model's)."""
-        return self.contact_model.min_distance(self.mesh, x, self._collisions(x))
-
-    def _energy(self, z, z_tilde, friction, x_t, candidate_pairs=None, coll=None):
-        """(the terms of E(z) for _total_energy, x(z), active contacts at x(z)); coll: those
-        contacts if already known, else they are built from candidate_pairs (default: a broad
-        phase at x(z)). The terms: inertia + h^2 (elastic + orthogonality + mounts), the contact
-        model's term (the barrier sum without kappa: kappa may change before they are summed), the
-        friction potential."""
-        sc, M = self.model.scene, self.model.M
-        e = scene._energy_without_contact(z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data,
-                                          self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
-                                          sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["affine_offset"],
-                                          sc["affine_stiffness"], sc["affine_volume"], self.dofs.mount_offset,
-                                          sc["mount_stiffness"])
-        x = self.collision_positions(z)
-        eps_u = self.settings.eps_v * self.settings.dt
-        if coll is None:
-            if candidate_pairs is None:
-                candidate_pairs = self.proximity.candidates(x, x, self.dhat)
-            contact_term, fric, coll, min_distance = self.contact_model.terms(self.mesh, x, candidate_pairs,
-                                                                              friction, x_t)
-            if min_distance is not None:
-                self._remember_min_distance(coll, x, min_distance)
-            return (e, contact_term, fric), x, coll
-        contact_term = self.contact_model.potential(self.mesh, coll, x)
-        fric = None
-        if friction is not None:
-            fric = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
-        return (e, contact_term, fric), x, coll
-
-    def _total_energy(self, terms):
-        """E from the terms of _energy at the current barrier stiffness."""
-        e, barrier, fric = terms
-        e += self.contact_model.weight(self.barrier_stiffness) * barrier
-        if fric is not None:
-            e += fric
-        return e
-
-    def _gradient_without_contact(self, z, z_tilde):
-        """Gradient of inertia + h^2 (elastic + orthogonality + mount springs) in z (engine.scene)."""
-        sc, M = self.model.scene, self.model.M
-        return scene._gradient_without_contact(
-            z, z_tilde, self.settings.dt ** 2, M.indptr, M.indices, M.data, self.dofs.scene_positions(self.state, z),
-            sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"], sc["free_rows"],
-            sc["free_dofs"], sc["free_start"], sc["prescribed_rows"], sc["motion"], sc["prescribed_start"],
-            sc["body_mount"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"], self.dofs.mount_offset,
-            sc["mount_stiffness"])
-
-    def _gradient(self, z, z_tilde, friction, x_t, x, coll):
-        """Gradient (n_dof,) of the incremental potential at z; x, coll: the contact positions and
-        active contacts at z."""
-        g = self._gradient_without_contact(z, z_tilde)
-        return self.contact_model.add_gradient(g, self.contact_map.PT, self.mesh, x, coll, self.barrier_stiffness,
-                                               friction, x_t)
-
-    def _hessian(self, z, friction, x_t, x, coll, project=True):
-        """Upper-triangle CSC values (in the current pattern) of the Hessian of the incremental
-        potential at z, its contact blocks PSD-projected with `project` (barrier; the penalty
-        model's are always); x, coll: the contact positions and active contacts at z. The pattern
-        grows when contacts couple degrees of freedom it lacks."""
-        data = self._hessian_without_contact(z)
-        self._factored_contacts = coll.vertices  # the contacts of the Hessian about to be factored
-        pattern = (self._indptr, self._indices, self.contact_map.z_index, self.contact_map.z_coef, self.dofs.dense_lo)
-        missing, terms = self.contact_model.add_hessian(data, pattern, self._add_contact_terms, self.mesh, x, coll,
-                                                        self.barrier_stiffness, friction, x_t, project)
-        return self._grown(z, terms) if missing else data
-
-    def _grown(self, z, terms):
-        """The pattern grown by the entries the x-space Hessian terms (rows, cols, vals, scale,
-        offsets) couple and it lacks, and the Hessian values at z in it: the values without contact
-        (carried over from the old pattern) plus the terms."""
-        old_keys = self._hessian_keys
-        missing = [_missing_hessian_keys(r, c, self.contact_map.z_index, self.n_dof, self._indptr, self._indices)
-                   for r, c, *_ in terms]
-        keys = _union_keys(old_keys, np.concatenate(missing))
-        self._set_hessian_pattern(keys, np.searchsorted(keys, old_keys))
-        data = self._hessian_without_contact(z)
-        self._add_contact_terms(data, terms)
-        return data
-
-    def _hessian_without_contact(self, z):
-        """Upper-triangle CSC values of M + h^2 (elastic + orthogonality Hessians) at z. The last
-        result is kept with its positions: a step's drive needs it where the previous step's
-        Newton ended."""
-        X = self.dofs.scene_positions(self.state, z)
-        z_last, X_last, keys_last, data = self._last_hessian_without_contact
-        if keys_last is self._hessian_keys and np.array_equal(z_last, z) and np.array_equal(X_last, X):
-            return data.copy()
-        sc = self.model.scene
-        h2 = self.settings.dt ** 2
-        data = np.empty(len(self._hessian_keys))
-        elastic, assembled_h2 = self._elastic
-        scene._add_hessian_without_contact(
-            data, h2, z, X, sc["tets"], sc["Dm_inv"], sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"],
-            self._tet_slots, self._svd_rotations, *self._tet_hessian_cache, ELASTIC_HESSIAN_REUSE, elastic,
-            assembled_h2 == h2, self._mass_data, self._tet_changed, *self._tet_entry_groups, self._tet_group_slots,
-            self._tet_group_dirty, self._tet_group_touched, self._linked_slots, self._linked[3], self._linked[0],
-            self._mount_slots, sc["mount_stiffness"], sc["affine_offset"], sc["affine_stiffness"], sc["affine_volume"],
-            self._ortho_slots)
-        self._elastic = (elastic, h2)
-        self._last_hessian_without_contact = (z.copy(), X, self._hessian_keys, data.copy())
-        return data
-
-    def _add_contact_terms(self, data, terms):
-        """Add the x-space (rows, cols, vals, scale, offsets) Hessian terms to data through
-        x = P z + c (offsets: per-contact block boundaries of the triplets, contracted block by
-        block; None: triplet by triplet); returns how many z-space entries the pattern lacks."""
-        missing = 0
-        z_index, z_coef = self.contact_map.z_index, self.contact_map.z_coef
-        for r, c, v, scale, offsets in terms:
-            if offsets is None:
-                missing += _add_mapped_hessian(data, self._indptr, self._indices, r, c, v, scale, z_index, z_coef)
-            else:
-                missing += _add_mapped_blocks(data, self._indptr, self._indices, r, v, offsets, scale,
-                                              z_index, z_coef, self.dofs.dense_lo)
-        return missing
-
-    def _factor(self, data) -> bool:
-        """Factor the Hessian with values `data` (LDL^T, engine.ldlt; the fill-reducing ordering
-        and symbolic analysis are reused while the pattern stays); False if it is singular."""
-        self._factored = None
-        if self._solver is None:
-            self._solver = Ldlt(self._indptr, self._indices, self.n_dof)
-        return self._solver.factor(data)
-
-    def _solve(self, data, rhs):
-        """Solve H p = rhs for the Hessian values `data`."""
-        if not self._factor(data):
-            raise StepFailed("the Newton Hessian is singular (a zero pivot in its LDL^T)", self.state.copy())
-        return self._solver.solve(rhs)
 
     # ------------------------------------------------------------------------------- stepping
     def _drive(self, targets_def, targets_kin, z_tilde, friction, x_t, x, coll):
@@ -431,20 +198,23 @@ class Simulation:
             dc.append(np.zeros((body.n_vertices, 3)))
             if i in targets_def:
                 dc[i][body.prescribed] = targets_def[i] - state.deformable_x[i][body.prescribed]
-        factored = self._factored  # where the last Newton solve converged, if it is here
+        factored = self._factorisation.converged  # where the last Newton solve converged, if it is here
         reuse = (factored is not None and factored[1] is z_tilde and factored[2] is friction and factored[3] is x_t
                  and factored[4] is coll and factored[5] == self.barrier_stiffness and np.array_equal(factored[0], z))
-        rhs = -(factored[6] if reuse else self._gradient(z, z_tilde, friction, x_t, x, coll))
+        rhs = -(factored[6] if reuse else self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, coll))
         if any(np.any(d) for d in dc):
             rhs -= self.driven.coupling(self.state, z, dc, self.settings.dt ** 2)
         # with the drivers at rest the step starts where the last one ended: its last factorisation
         # serves the predictor (Newton then converges with fresh Hessians)
-        carried = (not reuse and self._carried_factorisation and self._solver is not None
+        carried = (not reuse and self._factorisation.carried and self._factorisation.holds_factors
                    and self.driven.gap(self.state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
-                   and np.array_equal(self._factored_contacts, coll.vertices))
-        self._carried_factorisation = False
-        dz = (self._solver.solve(rhs) if reuse or carried
-              else self._solve(self._hessian(z, friction, x_t, x, coll), rhs))
+                   and np.array_equal(self._factorisation.contacts, coll.vertices))
+        self._factorisation.carried = False
+        if reuse or carried:
+            dz = self._factorisation.solve(rhs)
+        else:
+            H = self.potential.hessian(self.state, z, friction, x_t, x, coll)
+            dz = self._factorisation.factor_and_solve(H, rhs, self.state)
         if not np.isfinite(dz).all():
             dz = np.zeros(self.n_dof)
         targets = {}
@@ -454,7 +224,7 @@ class Simulation:
                 xi[body.prescribed] = targets_def[i]
             targets[i] = xi
         targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self.dofs.affine_offset]
-        return self._move(targets, targets_kin, targets_affine, self._min_distance_of(coll, x))
+        return self._move(targets, targets_kin, targets_affine, self.potential.min_distance_of(coll, x))
 
     def _move(self, targets_def, targets_kin, targets_affine, min_distance):
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies
@@ -491,16 +261,16 @@ class Simulation:
         if alpha < 1.0:
             place(alpha)
         if not continuous:  # discrete detection: no CCD, no distance floor
-            return alpha, self._collisions(self.collision_positions())
+            return alpha, self.potential.collisions(self.collision_positions())
         for _ in range(10):
             x = self.collision_positions()
-            coll = self._collisions(x)
-            if self._min_distance_of(coll, x) >= floor:
+            coll = self.potential.collisions(x)
+            if self.potential.min_distance_of(coll, x) >= floor:
                 return alpha, coll
             alpha *= 0.5
             place(alpha)
         place(0.0)
-        return 0.0, self._collisions(x0)
+        return 0.0, self.potential.collisions(x0)
 
     def step(self, drivers=None, dt: float | None = None, give_up=None,
              coarse_rounds: bool = False) -> StepStats | None:
@@ -521,14 +291,14 @@ class Simulation:
             if not (np.isfinite(dt) and dt > 0):
                 raise ValueError(f"dt must be positive and finite, got {dt!r}")
             full, self.settings.dt = self.settings.dt, float(dt)
-            self._last_hessian_without_contact = (None, None, None, None)  # its h^2 terms belong to the old dt
-            self._carried_factorisation = False
+            self.potential.hessian_assembly.forget_values_without_contact()  # its h^2 terms belong to the old dt
+            self._factorisation.carried = False
             try:
                 return self._checked_step(drivers, give_up, coarse_rounds)
             finally:
                 self.settings.dt = full
-                self._last_hessian_without_contact = (None, None, None, None)
-                self._carried_factorisation = False
+                self.potential.hessian_assembly.forget_values_without_contact()
+                self._factorisation.carried = False
         return self._checked_step(drivers, give_up, coarse_rounds)
 
     def _checked_step(self, drivers, give_up=None, coarse_rounds=False) -> StepStats | None:
@@ -555,12 +325,13 @@ class Simulation:
         self._newton_converged = True
         z_t, v_t = self.pack(), self.pack(velocities=True)
         x_t = self.collision_positions(z_t)
-        z_tilde = self._predicted(z_t, v_t)
+        z_tilde = self.potential.predicted(z_t, v_t)
         last_x, last_coll = self._accepted_contacts
-        coll_t = last_coll if np.array_equal(last_x, x_t) else self._collisions(x_t)
+        coll_t = last_coll if np.array_equal(last_x, x_t) else self.potential.collisions(x_t)
         if self.contact_model.continuous:
-            self._init_barrier_stiffness(z_t, z_tilde, x_t, coll_t)
-        friction = self._friction_collisions(x_t, coll_t)
+            self.stiffness.start_step(lambda: self.potential.gradient_without_contact(self.state, z_t, z_tilde),
+                                      x_t, coll_t)
+        friction = self.potential.friction_collisions(x_t, coll_t)
         targets_def, targets_kin = self.driven.targets(drivers)
         x, coll = x_t, coll_t
         alphas, iterations, remaining, warm = [], 0, 1.0, None
@@ -588,7 +359,8 @@ class Simulation:
             iterations += its
             alphas += a
             self._place(z)
-            if give_up is not None and give_up(self._normal_resultants(x, coll), self._strain_energy(z)):
+            if give_up is not None and give_up(self.potential.normal_resultants(x, coll),
+                                               self.potential.strain_energy(self.state, z)):
                 return None
         z = self.pack()
         clustering = self.contact_model.clustering
@@ -596,7 +368,7 @@ class Simulation:
         k = 0
         while True:
             if k:
-                friction = self._friction_collisions(x, coll, cluster=clustering)
+                friction = self.potential.friction_collisions(x, coll, cluster=clustering)
             z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll, int(warm is not None and not k))
             iterations += its
             alphas += a
@@ -659,9 +431,9 @@ class Simulation:
         admissible = admissible and self.step_limits.noninverting_fraction(
             X0, self.dofs.scene_positions(state, z) - X0) == 1.0
         if admissible:
-            coll = self._collisions(x)
-            floor = 0.5 * min(self._min_distance_of(coll_t, x_t), self.dhat)
-            if self._min_distance_of(coll, x) >= floor:
+            coll = self.potential.collisions(x)
+            floor = 0.5 * min(self.potential.min_distance_of(coll_t, x_t), self.dhat)
+            if self.potential.min_distance_of(coll, x) >= floor:
                 return x, coll
         self.state = before
         self._refresh_driven()
@@ -673,69 +445,25 @@ class Simulation:
         self.dofs.store_positions(self.state, z)
         self._refresh_driven()
 
-    def _predicted(self, z_t, v_t):
-        """z~ = z_t + h v_t + h^2 a_gravity."""
-        h = self.settings.dt
-        return z_t + h * v_t + h * h * self.model.gravity_acc
-
-    def _friction_collisions(self, x_lagged, coll=None, cluster=False):
-        """Normal forces, bases and coordinates of the contacts at x_lagged (coll: the active
-        contacts there, if known), fixed for a solve. Penalty with clusters: with `cluster` the
-        contacts are clustered (the clusters then replace them until the next call), else they
-        act one by one (the step's first lagged solve finds the contacts the clusters start from)."""
-        coll = self._collisions(x_lagged) if coll is None else coll
-        return self.contact_model.friction_collisions(self.mesh, x_lagged, coll, self.barrier_stiffness, cluster)
-
     def incremental_potential(self):
         """The coming step's incremental potential from the current state, without drivers:
         (energy(z), gradient(z), z_t). For checks and diagnostics; `step` does not use it."""
         z_t = self.pack()
-        z_tilde = self._predicted(z_t, self.pack(velocities=True))
+        z_tilde = self.potential.predicted(z_t, self.pack(velocities=True))
         x_t = self.collision_positions(z_t)
         if self.barrier_stiffness is None and self.contact_model.continuous:
-            self._init_barrier_stiffness(z_t, z_tilde, x_t, self._collisions(x_t))
-        friction = self._friction_collisions(x_t)
+            self.stiffness.start_step(lambda: self.potential.gradient_without_contact(self.state, z_t, z_tilde),
+                                      x_t, self.potential.collisions(x_t))
+        friction = self.potential.friction_collisions(x_t)
 
         def energy(z):
-            return self._total_energy(self._energy(z, z_tilde, friction, x_t)[0])
+            return self.potential.total(self.potential.energy(self.state, z, z_tilde, friction, x_t)[0])
 
         def gradient(z):
             x = self.collision_positions(z)
-            return self._gradient(z, z_tilde, friction, x_t, x, self._collisions(x))
+            return self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, self.potential.collisions(x))
 
         return energy, gradient, z_t
-
-    def _init_barrier_stiffness(self, z, z_tilde, x, coll):
-        """IPC's balance heuristic; kappa only grows over the simulation so resting gaps stay put."""
-        floor = self._barrier_stiffness_floor()
-        _, bound = barrier_stiffness_bounds(self.bbox_diagonal, self.dhat, self.model.average_mass,
-                                            self.settings.min_barrier_stiffness_scale)
-        if self.barrier_stiffness is not None and self.barrier_stiffness >= max(bound, floor):
-            # the heuristic is clamped below max(bound, floor): it cannot raise kappa, and its
-            # gradients need not be computed (a kappa at the contact-force floor stays there)
-            self.max_barrier_stiffness = max(bound, 100.0 * floor)
-            return
-        g_e = self._gradient_without_contact(z, z_tilde)
-        PT = self.contact_map.PT
-        g_b = np.zeros(self.n_dof)  # P^T grad B with kappa = 1
-        scene._add_barrier_gradient(g_b, PT.indptr, PT.indices, PT.data, x, coll.kind, coll.vertices,
-                                    coll.edge_edge_type, coll.eps_x, coll.weight, *self.model.plane_arrays, self.dhat,
-                                    1.0, False, *self.model.scene["no_friction"], x, 0.0)
-        kappa, kappa_max = initial_barrier_stiffness(self.bbox_diagonal, self.dhat, self.model.average_mass, g_e, g_b,
-                                                     self.settings.min_barrier_stiffness_scale)
-        kappa, kappa_max = max(kappa, floor), max(kappa_max, 100.0 * floor)
-        if self.barrier_stiffness is None or kappa > self.barrier_stiffness:
-            self.barrier_stiffness = kappa
-        self.max_barrier_stiffness = kappa_max
-
-    def _barrier_stiffness_floor(self) -> float:
-        """kappa at which one contact at distance s dhat (s = 0.1) pushes with contact_force_scale:
-        F = kappa / h^2 |b'(d^2, dhat^2)| 2 d = kappa / h^2 dhat^3 2 s (1 - s^2)(1/s^2 - 1 - 4 ln s)."""
-        if self.settings.contact_force_scale is None:
-            return 0.0
-        s = 0.1
-        per_kappa = 2 * s * (1 - s * s) * (1 / (s * s) - 1 - 4 * np.log(s)) * self.dhat ** 3 / self.settings.dt ** 2
-        return float(self.settings.contact_force_scale) / per_kappa
 
     def _newton(self, z, z_tilde, friction, x_t, x, coll, min_iterations=0, tolerance=1.0):
         """Projected Newton from z (x, coll: its contact positions and active contacts; the contact
@@ -748,7 +476,7 @@ class Simulation:
         tol = tolerance * s.newton_tolerance
         alphas = []
         continuous = self.contact_model.continuous
-        prev_min_d2 = self._min_distance_of(coll, x) ** 2 if continuous else None
+        prev_min_d2 = self.potential.min_distance_of(coll, x) ** 2 if continuous else None
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
@@ -758,16 +486,16 @@ class Simulation:
             iteration += 1
             self.newton_iterations_run += 1
             if g is None:
-                g = self._gradient(z, z_tilde, friction, x_t, x, coll)
+                g = self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, coll)
             if not np.isfinite(g).all():
                 raise StepFailed("non-finite gradient in Newton", self.state.copy())
             # A warm start's forced step with the contacts where the last step ended is first tried
             # with that step's last factorisation: a lift carries everything up unchanged.
-            carried = (iteration <= min_iterations and self._carried_factorisation and self._solver is not None
-                       and np.array_equal(self._factored_contacts, coll.vertices))
-            self._carried_factorisation = False
+            carried = (iteration <= min_iterations and self._factorisation.carried and self._factorisation.holds_factors
+                       and np.array_equal(self._factorisation.contacts, coll.vertices))
+            self._factorisation.carried = False
             if carried:
-                p = self._solver.solve(-g)
+                p = self._factorisation.solve(-g)
                 step_norm, dx = self._step_norm(p)
                 carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
             if not carried:
@@ -778,7 +506,7 @@ class Simulation:
                 step_norm, dx = self._step_norm(p)
             if step_norm / h < tol and iteration > min_iterations:
                 # the solver now holds H(z) factored: the next drive round starts from this z
-                self._factored = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
+                self._factorisation.converged = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
                 self.newton_iterations_run -= 1  # this pass only found the solve converged
                 return z, iteration - 1, alphas, x, coll
             if not carried and (best is None or step_norm < best[0]):
@@ -793,11 +521,11 @@ class Simulation:
             X, dX = self.dofs.scene_positions(self.state, z), self.dofs.scene_steps(p)
             alpha = min(alpha, self.step_limits.noninverting_fraction(X, dX))
             if terms is None:
-                terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
-            e0 = self._total_energy(terms)
+                terms = self.potential.energy(self.state, z, z_tilde, friction, x_t, coll=coll)[0]
+            e0 = self.potential.total(terms)
             alpha, (terms1, x1, coll1) = backtrack(self._trial(z, p, z_tilde, friction, x_t, pairs), e0, alpha)
             if carried:
-                decrease, predicted = e0 - self._total_energy(terms1), -0.5 * float(g @ p)
+                decrease, predicted = e0 - self.potential.total(terms1), -0.5 * float(g @ p)
                 if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
                     iteration -= 1  # the carried Hessian does not fit here: take this step with a fresh one
                     self.newton_iterations_run -= 1
@@ -806,23 +534,22 @@ class Simulation:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
             if alpha == 1.0 and not carried:
                 longer = self._longer_trial(z, p, x, dx, X, dX, z_tilde, friction, x_t)
-                alpha, (terms1, x1, coll1) = extrapolate(longer, e0, float(g @ p), self._total_energy(terms1),
+                alpha, (terms1, x1, coll1) = extrapolate(longer, e0, float(g @ p), self.potential.total(terms1),
                                                          (terms1, x1, coll1))
             alphas.append(alpha)
             z = z + alpha * p
             x, coll, terms, g = x1, coll1, terms1, None
             if not continuous:
                 continue
-            min_d2 = self._min_distance_of(coll, x) ** 2
-            self.barrier_stiffness = update_barrier_stiffness(prev_min_d2, min_d2, self.max_barrier_stiffness,
-                                                              self.barrier_stiffness, self.bbox_diagonal)
+            min_d2 = self.potential.min_distance_of(coll, x) ** 2
+            self.stiffness.update(prev_min_d2, min_d2)
             prev_min_d2 = min_d2
-            if carried and np.array_equal(self._factored_contacts, coll.vertices):
+            if carried and np.array_equal(self._factorisation.contacts, coll.vertices):
                 # the carried factorisation's step from the new gradient estimates the next Newton step
-                g = self._gradient(z, z_tilde, friction, x_t, x, coll)
-                estimate, _ = self._step_norm(self._solver.solve(-g))
+                g = self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, coll)
+                estimate, _ = self._step_norm(self._factorisation.solve(-g))
                 if estimate / h < CARRIED_CONVERGED * tol:
-                    self._factored = None
+                    self._factorisation.converged = None
                     return z, iteration, alphas, x, coll
         if s.newton_fallback_tolerance is not None and best[0] / h < s.newton_fallback_tolerance * self.bbox_diagonal:
             self._newton_converged = False
@@ -834,10 +561,11 @@ class Simulation:
         the barrier Hessians unprojected when it is then positive definite (every LDL^T pivot
         positive); else, and with project_contacts, each is PSD-projected."""
         if not project_contacts:
-            unprojected = self._hessian(z, friction, x_t, x, coll, project=False)
-            if self._factor(unprojected) and self._solver.positive_definite:
-                return self._solver.solve(-g)
-        return self._solve(self._hessian(z, friction, x_t, x, coll), -g)
+            unprojected = self.potential.hessian(self.state, z, friction, x_t, x, coll, project=False)
+            if self._factorisation.factor(unprojected) and self._factorisation.positive_definite:
+                return self._factorisation.solve(-g)
+        return self._factorisation.factor_and_solve(self.potential.hessian(self.state, z, friction, x_t, x, coll), -g,
+                                                    self.state)
 
     def _step_norm(self, p):
         """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
@@ -850,8 +578,8 @@ class Simulation:
         contact surface's motion under p."""
 
         def trial_at(alpha):
-            found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
-            return self._total_energy(found[0]), found
+            found = self.potential.energy(self.state, z + alpha * p, z_tilde, friction, x_t, pairs)
+            return self.potential.total(found[0]), found
 
         return trial_at
 
@@ -867,18 +595,18 @@ class Simulation:
             pairs = self.proximity.candidates(x, x + alpha * dx, self.dhat)
             if self.contact_model.continuous and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
                 return None
-            found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
-            return self._total_energy(found[0]), found
+            found = self.potential.energy(self.state, z + alpha * p, z_tilde, friction, x_t, pairs)
+            return self.potential.total(found[0]), found
 
         return trial_at
 
     def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction, driver_lag):
         """Store the converged z (x, coll: its contact positions and active contacts) and report."""
-        self._carried_factorisation = True
+        self._factorisation.carried = True
         h = self.settings.dt
         v = (z - z_t) / h
         state = self.state
-        strain = self._strain_energy(z)
+        strain = self.potential.strain_energy(self.state, z)
         self.dofs.store_positions(state, z)
         self.dofs.store_velocities(state, v)
         state.time += h
@@ -886,7 +614,7 @@ class Simulation:
         self._accepted_contacts = (x, coll)
         B = len(self.bodies)
         normal, min_distance, n_contacts, force_gap, kappa = self.contact_model.report(
-            self.mesh, x, coll, self.barrier_stiffness, B, self._min_distance_of)
+            self.mesh, x, coll, self.barrier_stiffness, B, self.potential.min_distance_of)
         forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
         fric = body_pair_resultants(self.mesh, friction.vertices, friction.bodies, forces, B)
         return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
@@ -895,18 +623,6 @@ class Simulation:
                          energies={"strain": sum(strain.values())}, contact_force=normal, friction_force=fric,
                          strain_energy=strain, max_penetration=self._penetration.max_depth(x),
                          max_force_gap=max(force_gap, 0.0), newton_converged=self._newton_converged)
-
-    def _strain_energy(self, z) -> dict:
-        """{deformable name: strain energy (J)} at z."""
-        sc = self.model.scene
-        energies = scene._strain_energies(self.dofs.scene_positions(self.state, z), sc["tets"], sc["Dm_inv"],
-                                          sc["volumes"], sc["tet_start"], sc["mu"], sc["lam"])
-        return {body.name: float(energy) for body, energy in zip(self.deformables, energies)}
-
-    def _normal_resultants(self, x, coll) -> np.ndarray:
-        """The normal contact forces (N) between the bodies at contact positions x (coll: the
-        active contacts there) as body-pair resultants (B+1, B+1, 3) (StepStats.contact_force)."""
-        return self.contact_model.normal_resultants(self.mesh, x, coll, self.barrier_stiffness, len(self.bodies))
 
     # --------------------------------------------------------------------------------- queries
     def affine_pose(self, name) -> np.ndarray:
@@ -952,13 +668,13 @@ class Simulation:
         if not isinstance(body, AffineBody):
             raise ValueError(f"set_mass_scale: {name!r} is not an affine (rigid) body")
         self.model.scale_mass(name, scale)
-        self._set_hessian_pattern(self._hessian_keys)
+        self.potential.hessian_assembly.set_pattern(self.potential.hessian_assembly.keys)
 
     def restore(self, state: State) -> None:
         """Return to an earlier state (e.g. to retry a step with a smaller driver increment)."""
         self.state = state.copy()
         self._refresh_driven()
-        self._carried_factorisation = False
+        self._factorisation.carried = False
 
     def contacts_between(self, name, others) -> tuple[contact.Collisions, np.ndarray]:
         """The pairs of primitives of body `name` and of each body in `others` (that the scene lets
