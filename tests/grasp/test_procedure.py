@@ -139,16 +139,16 @@ def test_a_retry_after_a_lagging_step_sends_the_jaws_from_where_they_are():
 
 def _count_newton_iterations(monkeypatch) -> list:
     """From now on every Newton iteration the engine computes adds to the returned [count]."""
-    from ipcgrasp.engine.simulation import Simulation
+    from ipcgrasp.engine.solver.newton import Newton
 
-    newton, computed = Simulation._newton, [0]
+    solve, computed = Newton.solve, [0]
 
-    def counted(sim, *args, **kwargs):
-        out = newton(sim, *args, **kwargs)
+    def counted(newton, *args, **kwargs):
+        out = solve(newton, *args, **kwargs)
         computed[0] += out[1]
         return out
 
-    monkeypatch.setattr(Simulation, "_newton", counted)
+    monkeypatch.setattr(Newton, "solve", counted)
     return computed
 
 

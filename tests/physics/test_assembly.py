@@ -86,8 +86,8 @@ def test_assembled_hessian_and_solve_match_scipy():
 
 
 def test_unprojected_contact_hessian_and_the_newton_direction_it_gives():
-    """_hessian(project=False) is the reference with each barrier Hessian unprojected, and
-    _newton_direction with project_contacts=False solves with it exactly when it is positive
+    """IncrementalPotential.hessian(project=False) is the reference with each barrier Hessian
+    unprojected, and Newton.direction with project_contacts=False solves with it exactly when it is positive
     definite (numpy's eigenvalues decide), else with the projected Hessian."""
     rng = np.random.default_rng(7)
     sim = box_pad_scene()
@@ -104,10 +104,10 @@ def test_unprojected_contact_hessian_and_the_newton_direction_it_gives():
         np.testing.assert_allclose(full_from_upper(sim, data), H_exact, rtol=0, atol=1e-12 * np.abs(H_exact).max())
         definite = np.linalg.eigvalsh(H_exact)[0] > 0.0
         seen.add(definite)
-        p = sim._newton_direction(z, g, friction, x_t, x, coll, project_contacts=False)
+        p = sim.newton.direction(sim.state, z, g, friction, x_t, x, coll, project_contacts=False)
         expected = np.linalg.solve(H_exact if definite else H_proj, -g)
         np.testing.assert_allclose(p, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
-        np.testing.assert_allclose(sim._newton_direction(z, g, friction, x_t, x, coll, project_contacts=True),
+        np.testing.assert_allclose(sim.newton.direction(sim.state, z, g, friction, x_t, x, coll, project_contacts=True),
                                    np.linalg.solve(H_proj, -g), rtol=0, atol=1e-8 * np.abs(expected).max())
     assert seen == {True, False}  # both branches ran
 

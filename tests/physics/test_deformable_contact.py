@@ -218,14 +218,16 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
     Newton solve's) instead of two."""
 
     _, _, _, hessians, heights = _lift_held_box(12, hold=3)
-    accept = Simulation._accept
+    from ipcgrasp.engine.solver.newton import Newton
+
+    accept = Newton.accept
 
     def accept_carrying_nothing(self, *args):
         stats = accept(self, *args)
         self.potential.hessian_assembly.factorisation.carried = False  # every step starts with fresh Hessians
         return stats
 
-    monkeypatch.setattr(Simulation, "_accept", accept_carrying_nothing)
+    monkeypatch.setattr(Newton, "accept", accept_carrying_nothing)
     sim, _, _, hessians_f, heights_f = _lift_held_box(12, hold=3)
     lift, hold = slice(5, 12), slice(12, None)
     assert all(h == 2 for h in hessians_f[lift]) and all(h == 0 for h in hessians[lift])
@@ -331,9 +333,9 @@ def test_coarse_rounds_end_the_step_where_full_rounds_do(monkeypatch):
     grow from round to round, and the step ends intersection-free with the box and pads where the
     fully solved rounds leave them (within newton_tolerance dt), forces within 2 %. The rounds
     themselves differ: each drive starts from a less settled equilibrium."""
-    from ipcgrasp.engine import simulation
+    from ipcgrasp.engine.solver.newton import Newton
 
-    newton = simulation.Simulation._newton
+    newton = Newton.solve
 
     def squeeze(coarse):
         sim, drivers = _pads_touching_a_box()
@@ -343,7 +345,7 @@ def test_coarse_rounds_end_the_step_where_full_rounds_do(monkeypatch):
             tolerances.append(tolerance)
             return newton(self, *args, tolerance=tolerance, **kwargs)
 
-        monkeypatch.setattr(simulation.Simulation, "_newton", recorded)
+        monkeypatch.setattr(Newton, "solve", recorded)
         stats = sim.step(drivers, give_up=lambda force, _: rounds.append(np.linalg.norm(force[0, 1])) or False,
                          coarse_rounds=coarse)
         assert_intersection_free(sim)
@@ -370,19 +372,20 @@ def test_unprojected_contact_hessians_near_convergence_change_no_outcome(monkeyp
     unprojected Hessian is used and takes no more Newton iterations (on the cube grasps it takes
     fewer: benchmarks/bench_trial.py), every step stays intersection-free, and the box ends where
     the always-projected solve puts it and with the same pad forces, within the Newton tolerance."""
-    from ipcgrasp.engine import simulation
+    from ipcgrasp.engine.solver import newton
+    from ipcgrasp.engine.solver.newton import Newton
 
-    direction = simulation.Simulation._newton_direction
+    direction = Newton.direction
 
     def squeeze(near):
-        monkeypatch.setattr(simulation, "UNPROJECTED_CONTACTS_NEAR", near)
+        monkeypatch.setattr(newton, "UNPROJECTED_CONTACTS_NEAR", near)
         calls = collections.Counter()
 
         def counted(self, *args, project_contacts):
             calls[project_contacts] += 1
             return direction(self, *args, project_contacts=project_contacts)
 
-        monkeypatch.setattr(simulation.Simulation, "_newton_direction", counted)
+        monkeypatch.setattr(Newton, "direction", counted)
         sim, _, forces = box_between_pads(0.5, pad_E=1e6, contact_force_scale=2.0, box_offset=(0.0, 3e-3, 2e-3),
                                           on_step=assert_intersection_free)
         return sim, forces, calls

@@ -126,12 +126,11 @@ def test_newton_fallback_accepts_only_within_its_tolerance(fallback):
     """A box landing on the ground with a 1-iteration cap: without the fallback the landing step
     fails; with a loose fallback it is accepted (flagged not converged) at an intersection-free
     iterate."""
-    from dataclasses import replace
-
     from ipcgrasp.engine.solver.settings import StepFailed
 
     sim = box_on_ground(mass=0.1, gap=1e-3)
-    sim.settings = replace(sim.settings, max_newton_iterations=1, newton_fallback_tolerance=fallback)
+    # the solver's parts share its one SolverSettings: change it in place
+    sim.settings.max_newton_iterations, sim.settings.newton_fallback_tolerance = 1, fallback
     if fallback is None:
         with pytest.raises(StepFailed, match="did not converge"):
             for _ in range(40):

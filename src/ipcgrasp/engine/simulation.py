@@ -47,7 +47,7 @@ Driven motion (prescribed vertices, kinematic bodies) is imposed in one of two w
 (`_step`): a warm start (`_warm_start`: drivers at their targets, driven pads moved with them,
 affine bodies carried on at their velocity, taken when CCD, tet inversion and a distance floor
 admit the straight motion to it), or else the drive-and-settle continuation (`_drive`,
-`_move`, `_newton`, up to MAX_DRIVE_ROUNDS rounds). Both start the same Newton solve.
+`_move`, solver.newton, up to MAX_DRIVE_ROUNDS rounds). Both start the same Newton solve.
 
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
@@ -67,20 +67,18 @@ from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground
 from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.penetration import PenetrationProbe
 from ipcgrasp.engine.solver.barrier_stiffness import BarrierStiffness
-from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact, body_pair_resultants
+from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact
 from ipcgrasp.engine.solver.drive import DrivenBodies
-from ipcgrasp.engine.solver.line_search import MIN_STEP, StepLimits, backtrack, extrapolate
+from ipcgrasp.engine.solver.line_search import StepLimits
 from ipcgrasp.engine.solver.model import Model
+from ipcgrasp.engine.solver.newton import Newton
 from ipcgrasp.engine.solver.potential import IncrementalPotential
 from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
-    CARRIED_CONVERGED,
-    CARRIED_MODEL,
     COARSE_ROUND_TOLERANCE,
     DRIVER_AT_REST,
     MAX_CLUSTER_PASSES,
     MAX_DRIVE_ROUNDS,
-    UNPROJECTED_CONTACTS_NEAR,
     SolverSettings,
     StepFailed,
     StepStats,
@@ -138,8 +136,9 @@ class Simulation:
         self.stiffness = BarrierStiffness(model, s, self.dhat, self.bbox_diagonal)
         self.potential = IncrementalPotential(model, s, self.contact_model, self.proximity, self.dhat, self.stiffness)
         self._factorisation = self.potential.hessian_assembly.factorisation
+        self.newton = Newton(s, model, self.potential, self.proximity, self.step_limits, self._penetration, self.dhat,
+                             self.bbox_diagonal)
         self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
-        self.newton_iterations_run = 0
         x = self.collision_positions()
         if self.potential.min_distance(x) <= 0.0:
             raise ValueError("the initial configuration intersects or touches (distance 0): separate the bodies")
@@ -158,6 +157,11 @@ class Simulation:
     def max_barrier_stiffness(self) -> float | None:
         """The upper bound of kappa's growth within a step."""
         return self.stiffness.kappa_max
+
+    @property
+    def newton_iterations_run(self) -> int:
+        """The Newton iterations of every step attempt so far (the class docstring)."""
+        return self.newton.iterations_run
 
     @property
     def mesh(self) -> contact.CollisionMesh:
@@ -322,7 +326,7 @@ class Simulation:
         return stats
 
     def _step(self, drivers, give_up=None, coarse_rounds=False):
-        self._newton_converged = True
+        self.newton.converged = True
         z_t, v_t = self.pack(), self.pack(velocities=True)
         x_t = self.collision_positions(z_t)
         z_tilde = self.potential.predicted(z_t, v_t)
@@ -354,7 +358,7 @@ class Simulation:
                 break
             if fraction == 0.0:
                 break
-            z, its, a, x, coll = self._newton(self.pack(), z_tilde, friction, x_t, x, coll,
+            z, its, a, x, coll = self.newton.solve(self.state, self.pack(), z_tilde, friction, x_t, x, coll,
                                               tolerance=COARSE_ROUND_TOLERANCE if coarse_rounds else 1.0)
             iterations += its
             alphas += a
@@ -369,7 +373,7 @@ class Simulation:
         while True:
             if k:
                 friction = self.potential.friction_collisions(x, coll, cluster=clustering)
-            z, its, a, x, coll = self._newton(z, z_tilde, friction, x_t, x, coll, int(warm is not None and not k))
+            z, its, a, x, coll = self.newton.solve(self.state, z, z_tilde, friction, x_t, x, coll, int(warm is not None and not k))
             iterations += its
             alphas += a
             k += 1
@@ -377,8 +381,11 @@ class Simulation:
             if k >= passes and not (clustering and k < passes + MAX_CLUSTER_PASSES
                                     and self.contact_model.has_unclustered_contacts(self.mesh, coll, x)):
                 break
-        return self._accept(z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
-                            self.driven.gap(self.state, targets_def, targets_kin))
+        stats = self.newton.accept(self.state, z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
+                                   self.driven.gap(self.state, targets_def, targets_kin))
+        self._x = x
+        self._accepted_contacts = (x, coll)
+        return stats
 
     def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction):
         """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve
@@ -464,165 +471,6 @@ class Simulation:
             return self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, self.potential.collisions(x))
 
         return energy, gradient, z_t
-
-    def _newton(self, z, z_tilde, friction, x_t, x, coll, min_iterations=0, tolerance=1.0):
-        """Projected Newton from z (x, coll: its contact positions and active contacts; the contact
-        Hessians unprojected near convergence: _newton_direction); returns
-        the converged z, the iterations, the line-search fractions, and x, coll at the result.
-        min_iterations: Newton steps taken before the convergence test may end the solve (a
-        warm start is a guess, not an iterate of this solve). tolerance: the convergence test's
-        multiple of newton_tolerance."""
-        s, h = self.settings, self.settings.dt
-        tol = tolerance * s.newton_tolerance
-        alphas = []
-        continuous = self.contact_model.continuous
-        prev_min_d2 = self.potential.min_distance_of(coll, x) ** 2 if continuous else None
-        terms = None  # the energy terms at z, once known
-        best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
-        g = None  # the gradient at z, once known
-        iteration = 0
-        step_norm = np.inf  # of the last Newton step
-        while iteration <= s.max_newton_iterations:
-            iteration += 1
-            self.newton_iterations_run += 1
-            if g is None:
-                g = self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, coll)
-            if not np.isfinite(g).all():
-                raise StepFailed("non-finite gradient in Newton", self.state.copy())
-            # A warm start's forced step with the contacts where the last step ended is first tried
-            # with that step's last factorisation: a lift carries everything up unchanged.
-            carried = (iteration <= min_iterations and self._factorisation.carried and self._factorisation.holds_factors
-                       and np.array_equal(self._factorisation.contacts, coll.vertices))
-            self._factorisation.carried = False
-            if carried:
-                p = self._factorisation.solve(-g)
-                step_norm, dx = self._step_norm(p)
-                carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
-            if not carried:
-                near = step_norm / h <= UNPROJECTED_CONTACTS_NEAR * tol
-                p = self._newton_direction(z, g, friction, x_t, x, coll, project_contacts=not continuous or not near)
-                if not np.isfinite(p).all():
-                    raise StepFailed("linear solve produced NaN/inf", self.state.copy())
-                step_norm, dx = self._step_norm(p)
-            if step_norm / h < tol and iteration > min_iterations:
-                # the solver now holds H(z) factored: the next drive round starts from this z
-                self._factorisation.converged = (z, z_tilde, friction, x_t, coll, self.barrier_stiffness, g)
-                self.newton_iterations_run -= 1  # this pass only found the solve converged
-                return z, iteration - 1, alphas, x, coll
-            if not carried and (best is None or step_norm < best[0]):
-                best = (step_norm, z, x, coll)
-            if iteration > s.max_newton_iterations:
-                self.newton_iterations_run -= 1  # this pass only measured the last step
-                break
-            # One broad phase per iteration serves the CCD, every line-search energy and the next
-            # iterate's contact set: all lie on the segment x -> x + dx.
-            pairs = self.proximity.candidates(x, x + dx, self.dhat)
-            alpha = min(1.0, self.step_limits.ccd_fraction(x, x + dx, pairs)) if continuous else 1.0
-            X, dX = self.dofs.scene_positions(self.state, z), self.dofs.scene_steps(p)
-            alpha = min(alpha, self.step_limits.noninverting_fraction(X, dX))
-            if terms is None:
-                terms = self.potential.energy(self.state, z, z_tilde, friction, x_t, coll=coll)[0]
-            e0 = self.potential.total(terms)
-            alpha, (terms1, x1, coll1) = backtrack(self._trial(z, p, z_tilde, friction, x_t, pairs), e0, alpha)
-            if carried:
-                decrease, predicted = e0 - self.potential.total(terms1), -0.5 * float(g @ p)
-                if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
-                    iteration -= 1  # the carried Hessian does not fit here: take this step with a fresh one
-                    self.newton_iterations_run -= 1
-                    continue
-            if alpha < MIN_STEP:
-                raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
-            if alpha == 1.0 and not carried:
-                longer = self._longer_trial(z, p, x, dx, X, dX, z_tilde, friction, x_t)
-                alpha, (terms1, x1, coll1) = extrapolate(longer, e0, float(g @ p), self.potential.total(terms1),
-                                                         (terms1, x1, coll1))
-            alphas.append(alpha)
-            z = z + alpha * p
-            x, coll, terms, g = x1, coll1, terms1, None
-            if not continuous:
-                continue
-            min_d2 = self.potential.min_distance_of(coll, x) ** 2
-            self.stiffness.update(prev_min_d2, min_d2)
-            prev_min_d2 = min_d2
-            if carried and np.array_equal(self._factorisation.contacts, coll.vertices):
-                # the carried factorisation's step from the new gradient estimates the next Newton step
-                g = self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, coll)
-                estimate, _ = self._step_norm(self._factorisation.solve(-g))
-                if estimate / h < CARRIED_CONVERGED * tol:
-                    self._factorisation.converged = None
-                    return z, iteration, alphas, x, coll
-        if s.newton_fallback_tolerance is not None and best[0] / h < s.newton_fallback_tolerance * self.bbox_diagonal:
-            self._newton_converged = False
-            return best[1], s.max_newton_iterations, alphas, best[2], best[3]
-        raise StepFailed(f"Newton did not converge in {s.max_newton_iterations} iterations", self.state.copy())
-
-    def _newton_direction(self, z, g, friction, x_t, x, coll, project_contacts):
-        """The Newton step -H^-1 g at z (g: the gradient there). Without project_contacts, H has
-        the barrier Hessians unprojected when it is then positive definite (every LDL^T pivot
-        positive); else, and with project_contacts, each is PSD-projected."""
-        if not project_contacts:
-            unprojected = self.potential.hessian(self.state, z, friction, x_t, x, coll, project=False)
-            if self._factorisation.factor(unprojected) and self._factorisation.positive_definite:
-                return self._factorisation.solve(-g)
-        return self._factorisation.factor_and_solve(self.potential.hessian(self.state, z, friction, x_t, x, coll), -g,
-                                                    self.state)
-
-    def _step_norm(self, p):
-        """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
-        surface, the contact-surface displacements (N,3) under it)."""
-        return self.contact_map.step_norm(p, self.dofs.position_dofs)
-
-    def _trial(self, z, p, z_tilde, friction, x_t, pairs):
-        """The line search's trial at z + alpha p: alpha -> (E there, (its terms for _total_energy,
-        the contact positions, the active contacts)); pairs: Proximity.candidates over the
-        contact surface's motion under p."""
-
-        def trial_at(alpha):
-            found = self.potential.energy(self.state, z + alpha * p, z_tilde, friction, x_t, pairs)
-            return self.potential.total(found[0]), found
-
-        return trial_at
-
-    def _longer_trial(self, z, p, x, dx, X, dX, z_tilde, friction, x_t):
-        """The extrapolation's trial at z + alpha p (alpha > 1), as _trial, or None when the
-        longer step inverts a tet or (barrier) CCD finds a collision on it; x, dx: the contact
-        positions at z and their displacements under p; X, dX: the deformable vertices at z and
-        their displacements under p (Dofs.scene_positions, Dofs.scene_steps)."""
-
-        def trial_at(alpha):
-            if self.step_limits.noninverting_fraction(X, alpha * dX) < 1.0:
-                return None
-            pairs = self.proximity.candidates(x, x + alpha * dx, self.dhat)
-            if self.contact_model.continuous and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
-                return None
-            found = self.potential.energy(self.state, z + alpha * p, z_tilde, friction, x_t, pairs)
-            return self.potential.total(found[0]), found
-
-        return trial_at
-
-    def _accept(self, z, z_t, friction, x_t, x, coll, iterations, alphas, driver_fraction, driver_lag):
-        """Store the converged z (x, coll: its contact positions and active contacts) and report."""
-        self._factorisation.carried = True
-        h = self.settings.dt
-        v = (z - z_t) / h
-        state = self.state
-        strain = self.potential.strain_energy(self.state, z)
-        self.dofs.store_positions(state, z)
-        self.dofs.store_velocities(state, v)
-        state.time += h
-        self._x = x
-        self._accepted_contacts = (x, coll)
-        B = len(self.bodies)
-        normal, min_distance, n_contacts, force_gap, kappa = self.contact_model.report(
-            self.mesh, x, coll, self.barrier_stiffness, B, self.potential.min_distance_of)
-        forces = contact.friction_forces(friction, self.mesh, x - x_t, self.settings.eps_v * h) / h ** 2
-        fric = body_pair_resultants(self.mesh, friction.vertices, friction.bodies, forces, B)
-        return StepStats(time=state.time, newton_iterations=iterations, line_search_alphas=alphas,
-                         driver_fraction=driver_fraction, driver_lag=driver_lag, min_distance=min_distance,
-                         n_contacts=n_contacts, barrier_stiffness=kappa,
-                         energies={"strain": sum(strain.values())}, contact_force=normal, friction_force=fric,
-                         strain_energy=strain, max_penetration=self._penetration.max_depth(x),
-                         max_force_gap=max(force_gap, 0.0), newton_converged=self._newton_converged)
 
     # --------------------------------------------------------------------------------- queries
     def affine_pose(self, name) -> np.ndarray:

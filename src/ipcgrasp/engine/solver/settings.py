@@ -31,7 +31,7 @@ PAIR_CACHE_SLACK = 1.0
 # driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
 DRIVER_AT_REST = 1e-12
 # A warm start's forced Newton step is first tried with the factorisation where the last step ended
-# (Simulation._newton) and kept when it is no longer than dhat, the line search takes all of it and
+# (solver.newton) and kept when it is no longer than dhat, the line search takes all of it and
 # E falls by CARRIED_MODEL times what the step's quadratic model predicts; else the step is taken
 # with a fresh Hessian. With the same contacts after it, that factorisation's next step ends the
 # solve when it is below CARRIED_CONVERGED times the Newton tolerance.
