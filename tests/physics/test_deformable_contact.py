@@ -106,7 +106,7 @@ def test_a_driven_pad_pushing_a_free_box_follows_its_trajectory():
 def _push_box_along_the_ground(steps=30):
     """A pad glued to a driven back face pushes a 50 g box across the ground (mu 0.3) at
     12.5 mm/s from 0.2 mm away. Returns the simulation, the per-step stats, the box's x after
-    every step and the number of drive rounds (Simulation._drive calls) per step."""
+    every step and the number of drive rounds (DriveRound calls) per step."""
 
     from .scenes import affine_box
 
@@ -116,13 +116,13 @@ def _push_box_along_the_ground(steps=30):
     settings = SolverSettings(dt=0.02, dhat=1e-4, eps_v=1e-4, newton_tolerance=1e-5)
     sim = Simulation([box, pad], poses={"box": pose((0, 0, 0.01 + 5e-5)), "pad": pose((start, 0, 0.011))},
                      ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, settings=settings)
-    rounds, drive = [], sim._drive
+    rounds, drive = [], sim.drive_round
 
     def counted(*args):
         rounds[-1] += 1
         return drive(*args)
 
-    sim._drive = counted
+    sim.drive_round = counted
     speed, stats, box_x = 0.0125, [], []
     for k in range(1, steps + 1):
         rounds.append(0)
@@ -134,7 +134,7 @@ def _push_box_along_the_ground(steps=30):
 
 def test_a_pad_pushing_a_box_along_the_ground_settles_each_step_in_one_newton_iteration():
     """Once the box moves with the pad, each step starts from the driven face at its target, the
-    pad moved with it and the box carried on at its velocity (Simulation._warm_start): no drive round, one
+    pad moved with it and the box carried on at its velocity (solver.warm_start): no drive round, one
     Newton iteration (the drive-and-settle continuation took 4-8 here), the pad exactly at its
     target and the box at the pad's speed; the pad's push balances ground friction
     (0.3 x 0.05 kg x g = 0.147 N) to within the smoothing."""
@@ -153,9 +153,10 @@ def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does(monke
     """Both start the same Newton solve of the same incremental potential, from different
     points: after 30 steps the box is where the continuation alone puts it to 5e-8 m (the
     Newton tolerance is 2e-7 m per step) and pushed with the same force to 1e-3 N."""
+    from ipcgrasp.engine.solver.warm_start import WarmStart
 
     sim, stats, box_x, _ = _push_box_along_the_ground()
-    monkeypatch.setattr(Simulation, "_warm_start", lambda self, *args: None)
+    monkeypatch.setattr(WarmStart, "__call__", lambda self, *args: None)
     sim_c, stats_c, box_x_c, rounds_c = _push_box_along_the_ground()
     assert all(r > 0 for r in rounds_c)
     assert np.abs(box_x - box_x_c).max() < 5e-8
@@ -172,7 +173,7 @@ def _lift_held_box(steps, hold=0):
 
     sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
     sim.set_gravity((0, 0, -9.81))
-    rounds, hessians, drive, hessian = [], [], sim._drive, sim.potential.hessian
+    rounds, hessians, drive, hessian = [], [], sim.drive_round, sim.potential.hessian
 
     def counted_drive(*args):
         rounds[-1] += 1
@@ -182,7 +183,7 @@ def _lift_held_box(steps, hold=0):
         hessians[-1] += 1
         return hessian(*args, **kwargs)
 
-    sim._drive, sim.potential.hessian = counted_drive, counted_hessian
+    sim.drive_round, sim.potential.hessian = counted_drive, counted_hessian
     heights, stats = [], []
     for k in range(1, steps + hold + 1):
         rounds.append(0)
@@ -198,7 +199,7 @@ def _lift_held_box(steps, hold=0):
 
 def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
     """The first step of the lift is driven: a guess with the pads moved up and the box still at
-    rest would slide them past it (Simulation._warm_start refuses guesses that slide friction
+    rest would slide them past it (solver.warm_start refuses guesses that slide friction
     contacts more than the bodies' own velocities do). Once the box moves with the pads the
     steps are warm-started and take one Newton iteration, and the box rises at the pads' speed."""
 

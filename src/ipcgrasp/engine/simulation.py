@@ -44,10 +44,10 @@ solve converged reuses that solve's gradient and factorisation. All three give t
 iterates as the plain computation up to rounding.
 
 Driven motion (prescribed vertices, kinematic bodies) is imposed in one of two ways per step
-(`_step`): a warm start (`_warm_start`: drivers at their targets, driven pads moved with them,
+(`_step`): a warm start (solver.warm_start: drivers at their targets, driven pads moved with them,
 affine bodies carried on at their velocity, taken when CCD, tet inversion and a distance floor
-admit the straight motion to it), or else the drive-and-settle continuation (`_drive`,
-`_move`, solver.newton, up to MAX_DRIVE_ROUNDS rounds). Both start the same Newton solve.
+admit the straight motion to it), or else the drive-and-settle continuation (solver.drive_round,
+then solver.newton, up to MAX_DRIVE_ROUNDS rounds). Both start the same Newton solve.
 
 The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
 the simulation's own arrays (validated once, at construction), and per-call validation would
@@ -69,6 +69,7 @@ from ipcgrasp.engine.penetration import PenetrationProbe
 from ipcgrasp.engine.solver.barrier_stiffness import BarrierStiffness
 from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact
 from ipcgrasp.engine.solver.drive import DrivenBodies
+from ipcgrasp.engine.solver.drive_round import DriveRound
 from ipcgrasp.engine.solver.line_search import StepLimits
 from ipcgrasp.engine.solver.model import Model
 from ipcgrasp.engine.solver.newton import Newton
@@ -76,7 +77,6 @@ from ipcgrasp.engine.solver.potential import IncrementalPotential
 from ipcgrasp.engine.solver.proximity import Proximity
 from ipcgrasp.engine.solver.settings import (
     COARSE_ROUND_TOLERANCE,
-    DRIVER_AT_REST,
     MAX_CLUSTER_PASSES,
     MAX_DRIVE_ROUNDS,
     SolverSettings,
@@ -84,6 +84,7 @@ from ipcgrasp.engine.solver.settings import (
     StepStats,
 )
 from ipcgrasp.engine.solver.state import State
+from ipcgrasp.engine.solver.warm_start import WarmStart
 
 
 class Simulation:
@@ -113,11 +114,11 @@ class Simulation:
         self.mounts, self.dofs, self.n_dof, self.contact_map = model.mounts, model.dofs, model.n_dof, model.contact_map
         self.n_collision_vertices = model.n_collision_vertices
         self.state = model.initial_state.copy()
-        self._x = self.collision_positions()
+        x = self.collision_positions()
         self.driven = DrivenBodies(self.bodies, self.index, self.deformables, self.kinematics, self.dofs,
                                    model.mount_rotation, model.linked_entries)
         s = self.settings
-        lo, hi = self._x.min(axis=0), self._x.max(axis=0)
+        lo, hi = x.min(axis=0), x.max(axis=0)
         self.bbox_diagonal = float(np.linalg.norm(hi - lo))
         if s.contact_model == "penalty":
             self.dhat = 2.0 * float(s.penalty_margin)
@@ -138,6 +139,10 @@ class Simulation:
         self._factorisation = self.potential.hessian_assembly.factorisation
         self.newton = Newton(s, model, self.potential, self.proximity, self.step_limits, self._penetration, self.dhat,
                              self.bbox_diagonal)
+        self.warm_start = WarmStart(s, model, self.driven, self.potential, self.step_limits, self.dhat,
+                                    self.bbox_diagonal)
+        self.drive_round = DriveRound(s, model, self.driven, self.potential, self.step_limits, self.dhat,
+                                      self.bbox_diagonal)
         self._accepted_contacts = (None, None)  # positions of the last accepted step and their contacts
         x = self.collision_positions()
         if self.potential.min_distance(x) <= 0.0:
@@ -176,7 +181,6 @@ class Simulation:
     def _refresh_driven(self):
         """Write the driven (prescribed/kinematic) positions of the state into c of x = P z + c."""
         self.contact_map.refresh(self.state)
-        self._x = self.collision_positions()
 
     def pack(self, state: State | None = None, velocities: bool = False) -> np.ndarray:
         """The free DOF vector z (or its rate) of a state (default: the current one)."""
@@ -187,95 +191,6 @@ class Simulation:
         return self.contact_map.positions(self.pack() if z is None else z)
 
     # ------------------------------------------------------------------------------- stepping
-    def _drive(self, targets_def, targets_kin, z_tilde, friction, x_t, x, coll):
-        """Move prescribed vertices and kinematic bodies from where they are toward their targets,
-        with the free degrees of freedom following by one Newton step of the incremental potential
-        with the driven motion imposed (dz = -H_zz^-1 (g + H_zc dc): IPC's first iteration with
-        Dirichlet conditions, so a body already moving, e.g. pushed by a pad, keeps moving with
-        it), as far as CCD and tet inversion allow. Returns the fraction of the remaining driven
-        motion taken (1 = all of it) and the active contacts after the move (x, coll: the contact
-        positions and active contacts before it)."""
-        state = self.state
-        z = self.pack()
-        dc = []  # per deformable: the prescribed vertices' displacements (zero elsewhere)
-        for i, body in enumerate(self.deformables):
-            dc.append(np.zeros((body.n_vertices, 3)))
-            if i in targets_def:
-                dc[i][body.prescribed] = targets_def[i] - state.deformable_x[i][body.prescribed]
-        factored = self._factorisation.converged  # where the last Newton solve converged, if it is here
-        reuse = (factored is not None and factored[1] is z_tilde and factored[2] is friction and factored[3] is x_t
-                 and factored[4] is coll and factored[5] == self.barrier_stiffness and np.array_equal(factored[0], z))
-        rhs = -(factored[6] if reuse else self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, coll))
-        if any(np.any(d) for d in dc):
-            rhs -= self.driven.coupling(self.state, z, dc, self.settings.dt ** 2)
-        # with the drivers at rest the step starts where the last one ended: its last factorisation
-        # serves the predictor (Newton then converges with fresh Hessians)
-        carried = (not reuse and self._factorisation.carried and self._factorisation.holds_factors
-                   and self.driven.gap(self.state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
-                   and np.array_equal(self._factorisation.contacts, coll.vertices))
-        self._factorisation.carried = False
-        if reuse or carried:
-            dz = self._factorisation.solve(rhs)
-        else:
-            H = self.potential.hessian(self.state, z, friction, x_t, x, coll)
-            dz = self._factorisation.factor_and_solve(H, rhs, self.state)
-        if not np.isfinite(dz).all():
-            dz = np.zeros(self.n_dof)
-        targets = {}
-        for i, body in enumerate(self.deformables):
-            xi = self.dofs.deformable_positions(self.state, z + dz, deflected=False)[i]  # mount deflections stay
-            if i in targets_def:
-                xi[body.prescribed] = targets_def[i]
-            targets[i] = xi
-        targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in self.dofs.affine_offset]
-        return self._move(targets, targets_kin, targets_affine, self.potential.min_distance_of(coll, x))
-
-    def _move(self, targets_def, targets_kin, targets_affine, min_distance):
-        """Move deformable bodies (full position targets), kinematic bodies and affine bodies
-        ((offset, q) targets) straight toward their targets by the largest fraction that CCD and
-        tet inversion allow, halved while the smallest contact distance would fall below half of
-        min(its value before, dhat) (CCD alone would let a driven surface stop a hair's breadth
-        from contact, where the barrier is all but singular); returns that fraction and the active
-        contacts where the bodies end up. min_distance: the smallest contact distance now (m)."""
-        state = self.state
-        x0 = self.collision_positions()
-        floor = 0.5 * min(min_distance, self.dhat)
-        old_def = {i: state.deformable_x[i].copy() for i in targets_def}
-        old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
-        old_aff = [q.copy() for q in state.affine_q]
-        affine = {self.dofs.affine_offset.index(off): q for off, q in targets_affine}
-
-        def place(alpha):
-            for i, target in targets_def.items():
-                state.deformable_x[i] = old_def[i] + alpha * (target - old_def[i])
-            for i, target in targets_kin.items():
-                state.kinematic_x[i] = old_kin[i] + alpha * (target - old_kin[i])
-            for j, q in affine.items():
-                state.affine_q[j] = old_aff[j] + alpha * (q - old_aff[j])
-            self._refresh_driven()
-
-        place(1.0)
-        continuous = self.contact_model.continuous
-        alpha = self.step_limits.ccd_fraction(x0, self.collision_positions()) if continuous else 1.0
-        alpha = min(alpha, self.step_limits.noninverting_fraction(
-            np.concatenate([self.dofs.deflected(state, i, old_def.get(i, x))
-                            for i, x in enumerate(state.deformable_x)]),
-            np.concatenate([targets_def[i] - old_def[i] if i in targets_def else np.zeros_like(x)
-                            for i, x in enumerate(state.deformable_x)])) if self.deformables else 1.0)
-        if alpha < 1.0:
-            place(alpha)
-        if not continuous:  # discrete detection: no CCD, no distance floor
-            return alpha, self.potential.collisions(self.collision_positions())
-        for _ in range(10):
-            x = self.collision_positions()
-            coll = self.potential.collisions(x)
-            if self.potential.min_distance_of(coll, x) >= floor:
-                return alpha, coll
-            alpha *= 0.5
-            place(alpha)
-        place(0.0)
-        return 0.0, self.potential.collisions(x0)
-
     def step(self, drivers=None, dt: float | None = None, give_up=None,
              coarse_rounds: bool = False) -> StepStats | None:
         """Advance one time step. `drivers`: name -> 4x4 target pose at the end of the step for
@@ -340,7 +255,7 @@ class Simulation:
         x, coll = x_t, coll_t
         alphas, iterations, remaining, warm = [], 0, 1.0, None
         if targets_def or targets_kin:
-            warm = self._warm_start(targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction)
+            warm = self.warm_start(self.state, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction)
             if warm is not None:
                 x, coll = warm
                 remaining = 0.0
@@ -350,7 +265,7 @@ class Simulation:
         for _ in range(MAX_DRIVE_ROUNDS):
             if not (targets_def or targets_kin) or remaining == 0.0:
                 break
-            fraction, coll = self._drive(targets_def, targets_kin, z_tilde, friction, x_t, x, coll)
+            fraction, coll = self.drive_round(self.state, targets_def, targets_kin, z_tilde, friction, x_t, x, coll)
             remaining *= 1.0 - fraction
             x = self.collision_positions()
             if remaining == 0.0 or self.driven.gap(self.state, targets_def, targets_kin) == 0.0:
@@ -383,68 +298,8 @@ class Simulation:
                 break
         stats = self.newton.accept(self.state, z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
                                    self.driven.gap(self.state, targets_def, targets_kin))
-        self._x = x
         self._accepted_contacts = (x, coll)
         return stats
-
-    def _warm_start(self, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction):
-        """When the drivers move this step (by more than DRIVER_AT_REST), start its Newton solve
-        from a guess of where the motion ends: the drivers at their targets, each driven
-        deformable body's free vertices translated with it (by the mean displacement of its
-        prescribed vertices), affine bodies carried on at their velocity, q_t + h qdot_t (a cube
-        pushed or lifted by the jaws moves with them; gravity's h^2 g, millimetres, is left to
-        Newton), everything else where it is.
-        The guess is taken only if the straight motion to it from the start of the step is
-        admissible: it slides the step's friction contacts (lagged, `friction`) no more than the
-        free bodies' own velocities would, h v_t, give or take the friction smoothing eps_v h
-        (force-weighted: D(guess) <= D(P h v_t) + sum mu lambda eps_v h; a guess that slid the
-        pads past a cube at rest, at the start of a lift, could leave Newton in a sliding minimum
-        where the continuation sticks), CCD finds no collision on it, no
-        tet inverts and no contact distance falls below half of min(its value at the start,
-        dhat) (the drive's floor, `_move`). Then no
-        drive round is needed: returns the contact positions and active contacts there.
-        Otherwise the state is left as it was and None returned; the step drives as before.
-        Either way Newton minimises the same incremental potential from there.
-
-        Only positions the drivers move are extrapolated: a Newton solve stops within its
-        tolerance on the side it started from, so a guess that carried every velocity on would
-        keep a creep below the tolerance going from step to step (a held box's pads squeezing it
-        ever harder), where starting from rest lets it die out. Barrier contact only (penalty
-        contact has no CCD to prove the jump safe)."""
-        at_rest = self.driven.gap(self.state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
-        if not self.contact_model.continuous or at_rest:
-            return None
-        state = self.state
-        before = state.copy()
-        z = z_t.copy()
-        for off in self.dofs.affine_offset:
-            z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
-        X0 = self.dofs.scene_positions(self.state, z_t)  # a copy: the state's arrays change below
-        for i, target in targets_def.items():
-            prescribed = self.deformables[i].prescribed
-            z[self.dofs.free_vertex_dofs[i][1]] += (target - state.deformable_x[i][prescribed]).mean(axis=0)
-            state.deformable_x[i][prescribed] = target
-        for i, target in targets_kin.items():
-            state.kinematic_x[i] = target.copy()
-        self._place(z)
-        x = self.collision_positions(z)
-        h = self.settings.dt
-        eps_u = self.settings.eps_v * h
-        slide = contact.friction_potential(friction, self.mesh, x - x_t, eps_u)
-        carried = contact.friction_potential(friction, self.mesh, (self.contact_map.P @ (h * v_t)).reshape(-1, 3),
-                                             eps_u)
-        admissible = slide <= carried + float(np.sum(friction.mu * friction.normal_force)) * eps_u
-        admissible = admissible and self.step_limits.ccd_fraction(x_t, x) == 1.0
-        admissible = admissible and self.step_limits.noninverting_fraction(
-            X0, self.dofs.scene_positions(state, z) - X0) == 1.0
-        if admissible:
-            coll = self.potential.collisions(x)
-            floor = 0.5 * min(self.potential.min_distance_of(coll_t, x_t), self.dhat)
-            if self.potential.min_distance_of(coll, x) >= floor:
-                return x, coll
-        self.state = before
-        self._refresh_driven()
-        return None
 
     def _place(self, z):
         """Write the free positions of z into the state (velocities are set when the step is
