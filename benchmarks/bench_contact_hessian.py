@@ -25,6 +25,7 @@ from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
 from ipcgrasp.engine import collisions, simulation
+from ipcgrasp.engine.solver import contact_model
 from ipcgrasp.engine.solver import assembly
 from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.procedure import GraspProcedure
@@ -34,10 +35,10 @@ GRASP = 5
 
 def record_largest_call(subdivisions):
     """Run the grasp with `assembly._add_contact_hessians` (the one kernel the Newton Hessian
-    calls for contact) wrapped where engine.simulation calls it; the arguments (copied) of its
+    calls for contact) wrapped where solver.contact_model calls it; the arguments (copied) of its
     call with the most contacts."""
     largest = None
-    original = simulation._add_contact_hessians
+    original = contact_model._add_contact_hessians
 
     def wrapped(*args):
         nonlocal largest
@@ -46,7 +47,7 @@ def record_largest_call(subdivisions):
             largest = (contacts, [np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
         return original(*args)
 
-    simulation._add_contact_hessians = wrapped
+    contact_model._add_contact_hessians = wrapped
     try:
         data = resolve_data_dir()
         mesh_path, mass = load_object(data, "cube_3cm")
@@ -60,7 +61,7 @@ def record_largest_call(subdivisions):
         params = SimParams(noise_translation=0.0, noise_rotation=0.0)
         GraspProcedure(obj, grasps.object_poses[GRASP], grasps.grasp_poses[GRASP], params, IpcBackend).run()
     finally:
-        simulation._add_contact_hessians = original
+        contact_model._add_contact_hessians = original
     return largest
 
 

@@ -36,7 +36,8 @@ from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
 from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.procedure import GraspProcedure
-from ipcgrasp.engine.simulation import Simulation
+from ipcgrasp.engine.solver.factorisation import Factorisation
+from ipcgrasp.engine.solver.newton import Newton
 
 CPP_MEDIAN_S = 28.2  # original C++ IPC-GraspSim, median trial on the cube grasps
 PHASES = ("initialise", "squeeze", "lift", "judge")
@@ -101,11 +102,13 @@ def _counting(newton):
 
 
 ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "distance", "friction", "mounts",
-                  "neohookean", "penalty", "penetration", "scene", "simulation")
+                  "neohookean", "penalty", "penetration", "scene", "simulation", "solver.assembly",
+                  "solver.barrier_stiffness", "solver.contact_model", "solver.dofs", "solver.drive",
+                  "solver.hessian", "solver.line_search", "solver.potential", "solver.proximity")
 
 
 def time_kernels():
-    """Wrap every numba kernel that engine modules call from Python, and Simulation._solve (qdldl),
+    """Wrap every numba kernel that engine modules call from Python, and Factorisation.factor_and_solve (qdldl),
     so each call adds its CPU time to the returned {name: [seconds, calls]}."""
     spent = collections.defaultdict(lambda: [0.0, 0])
 
@@ -125,7 +128,8 @@ def time_kernels():
         for name, value in list(vars(module).items()):
             if isinstance(value, numba.core.registry.CPUDispatcher):
                 setattr(module, name, timed(name, value))
-    Simulation._solve = timed("Simulation._solve (qdldl factorise + solve)", Simulation._solve)
+    Factorisation.factor_and_solve = timed("Factorisation.factor_and_solve (qdldl factorise + solve)",
+                                           Factorisation.factor_and_solve)
     return spent
 
 
@@ -167,7 +171,7 @@ def main():
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; "
           f"cube {len(obj.mesh.vertices)} vertices, pad resolution {params.pad_resolution * 1e3:.1f} mm, "
           f"close rule {params.close_rule}")
-    Simulation._newton = _counting(Simulation._newton)
+    Newton.solve = _counting(Newton.solve)
     t0 = time.perf_counter()
     run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)
     print(f"warm-up trial (compile or cache load included): {time.perf_counter() - t0:.2f} s")

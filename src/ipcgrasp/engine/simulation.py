@@ -128,14 +128,15 @@ class Simulation:
         sc = self.model.scene
         self.step_limits = StepLimits(self.mesh, self.model.plane_arrays, self.proximity, sc["tets"], sc["Dm_inv"],
                                       sc["tet_start"], [body.name for body in self.deformables])
-        self.contact_model = (PenaltyContact(s, self.proximity.plane_vertices) if s.contact_model == "penalty"
+        # the contact model in use (settings.contact_model names it)
+        self.contact_law = (PenaltyContact(s, self.proximity.plane_vertices) if s.contact_model == "penalty"
                               else BarrierContact(s, self.dhat, self.proximity, sc["no_friction"]))
         moved_affinely = np.zeros(len(self.bodies), dtype=bool)  # rigid objects, affine bodies, jaws
         for body in self.affines + self.kinematics:
             moved_affinely[self.index[body.name]] = True
         self._penetration = PenetrationProbe.from_collision_mesh(self.mesh, moved_affinely)
         self.stiffness = BarrierStiffness(model, s, self.dhat, self.bbox_diagonal)
-        self.potential = IncrementalPotential(model, s, self.contact_model, self.proximity, self.dhat, self.stiffness)
+        self.potential = IncrementalPotential(model, s, self.contact_law, self.proximity, self.dhat, self.stiffness)
         self._factorisation = self.potential.hessian_assembly.factorisation
         self.newton = Newton(s, model, self.potential, self.proximity, self.step_limits, self._penetration, self.dhat,
                              self.bbox_diagonal)
@@ -247,7 +248,7 @@ class Simulation:
         z_tilde = self.potential.predicted(z_t, v_t)
         last_x, last_coll = self._accepted_contacts
         coll_t = last_coll if np.array_equal(last_x, x_t) else self.potential.collisions(x_t)
-        if self.contact_model.continuous:
+        if self.contact_law.continuous:
             self.stiffness.start_step(lambda: self.potential.gradient_without_contact(self.state, z_t, z_tilde),
                                       x_t, coll_t)
         friction = self.potential.friction_collisions(x_t, coll_t)
@@ -282,7 +283,7 @@ class Simulation:
                                                self.potential.strain_energy(self.state, z)):
                 return None
         z = self.pack()
-        clustering = self.contact_model.clustering
+        clustering = self.contact_law.clustering
         passes = max(1 + clustering, self.settings.friction_iterations)
         k = 0
         while True:
@@ -294,7 +295,7 @@ class Simulation:
             k += 1
             # clusters are lagged: pass again while contacts begin outside them
             if k >= passes and not (clustering and k < passes + MAX_CLUSTER_PASSES
-                                    and self.contact_model.has_unclustered_contacts(self.mesh, coll, x)):
+                                    and self.contact_law.has_unclustered_contacts(self.mesh, coll, x)):
                 break
         stats = self.newton.accept(self.state, z, z_t, friction, x_t, x, coll, iterations, alphas, 1.0 - remaining,
                                    self.driven.gap(self.state, targets_def, targets_kin))
@@ -313,7 +314,7 @@ class Simulation:
         z_t = self.pack()
         z_tilde = self.potential.predicted(z_t, self.pack(velocities=True))
         x_t = self.collision_positions(z_t)
-        if self.barrier_stiffness is None and self.contact_model.continuous:
+        if self.barrier_stiffness is None and self.contact_law.continuous:
             self.stiffness.start_step(lambda: self.potential.gradient_without_contact(self.state, z_t, z_tilde),
                                       x_t, self.potential.collisions(x_t))
         friction = self.potential.friction_collisions(x_t)
@@ -392,7 +393,7 @@ class Simulation:
             a, b = self.index[name], self.index[other]
             pair[a, b] = pair[b, a] = m.can_collide[a, b]
         accepted_x, accepted = self._accepted_contacts
-        if self.contact_model.continuous and accepted is not None and np.array_equal(accepted_x, x):
+        if self.contact_law.continuous and accepted is not None and np.array_equal(accepted_x, x):
             # a body pair's collisions come from its own candidates alone: selecting them from all
             # of the step's gives what a broad phase over the pair would (same order and weights)
             a, b = accepted.bodies[:, 0], accepted.bodies[:, 1]

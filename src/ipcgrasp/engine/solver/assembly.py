@@ -167,11 +167,14 @@ def _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, scale, z_inde
     for k in range(offsets.shape[0] - 1):
         off = offsets[k]
         size = int(np.sqrt(offsets[k + 1] - off) + 0.5)
+        # the block's z indices, once each: local holds each coordinate's z indices (-1 after the
+        # last) until they are sorted, then their positions in zs
         n = 0
         for a in range(size):
             r = rows[off + a * size]
             for t in range(4):
                 j = z_index[r, t]
+                local[a, t] = j
                 if j < 0:
                     break
                 if position[j] < 0:
@@ -190,10 +193,8 @@ def _add_mapped_blocks(data, indptr, indices, rows, vals, offsets, scale, z_inde
         for i in range(n):
             position[zs[i]] = i
         for a in range(size):
-            r = rows[off + a * size]
             for t in range(4):
-                j = z_index[r, t]
-                local[a, t] = -1
+                j = local[a, t]
                 if j < 0:
                     break
                 local[a, t] = position[j]
