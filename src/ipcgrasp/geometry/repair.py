@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import trimesh
 
-from ipcgrasp.geometry.mesh import DEGENERATE_AREA, MeshError, MeshRepairWarning, validate_mesh
+from ipcgrasp.geometry.mesh import DEGENERATE_AREA, REPAIR_HINT, MeshError, MeshRepairWarning, validate_mesh
 
 WELD_GAP = 1e-4
 """Pieces of a mesh closer than this (m) are welded into one solid (step 3 of the module
@@ -206,7 +206,9 @@ def repair_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>", max_verti
         try:
             report = validate_mesh(solid, name)
         except MeshError as exc:
-            raise MeshRepairError(f"{exc} (after the repair: {len(pieces)} piece(s), {holes} hole(s) filled)") from exc
+            problem = str(exc).replace(REPAIR_HINT, "")
+            raise MeshRepairError(f"{problem} (left after the repair: {len(pieces)} piece(s), {holes} hole(s) "
+                                  "filled)") from exc
     return RepairReport(name, faces_removed, dropped, len(pieces), holes, rebuilt, welded, volume_before, report.volume,
                         distance, vertices_before, len(report.mesh.vertices), simplified_distance, report.mesh)
 
