@@ -151,7 +151,8 @@ def repair_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>", max_verti
     if len(source.faces) == 0:
         raise MeshRepairError(f"{name}: every face has zero area; fix: export the solid object, not a sheet or a line")
 
-    pieces = source.split(only_watertight=False)
+    labels = trimesh.graph.connected_component_labels(source.face_adjacency, node_count=len(source.faces))
+    pieces = source.submesh([np.flatnonzero(labels == k) for k in range(int(labels.max()) + 1)], repair=False)
     closed, holes, rebuilt, dropped = [], 0, 0, 0
     total_area = float(source.area)
     for piece in pieces:
