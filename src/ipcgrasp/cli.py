@@ -170,7 +170,7 @@ def _physical_grasp(args):
         from ipcgrasp.grasp.mesh_grasp import mesh_grasp
 
         options = args.mesh_grasp
-        obj = GraspObject.from_file(options.mesh, options.mass, name=options.name)
+        obj = _object(options.mesh, options.mass, options.name, bool(getattr(args, "repair", None)))
         return obj, mesh_grasp(obj, options)
     data_dir = resolve_data_dir(args.data)
     mesh, mass = load_object(data_dir, args.object)
@@ -338,7 +338,7 @@ def _cmd_compile(args) -> int:
     return 0
 
 
-MESH_OPTIONS = ("--mass", "--name", "--pose", "--grasp-pose", "--object-pose")
+MESH_OPTIONS = ("--mass", "--name", "--pose", "--grasp-pose", "--object-pose", "--repair")
 """simulate's options that go only with --mesh."""
 
 
@@ -633,7 +633,7 @@ def _generate_with_snakemake(args) -> int:
               "name": args.name or "", "trials": args.trials, "seed": args.seed, "shard_size": args.shard_size,
               "images": not args.no_images, "E": args.E, "mu": args.mu, "close_rule": args.close_rule,
               "gripper": str(Path(args.gripper).resolve()) if Path(args.gripper).is_file() else args.gripper,
-              "jaw": args.jaw, "critical_mass": args.critical_mass}
+              "jaw": args.jaw, "critical_mass": args.critical_mass, "repair": args.repair}
     obj, params, gripper = generation_inputs(config)  # a bad mesh, mass or setting stops here, before any job
     check_resume(out, obj, params, gripper, args.trials, args.seed)  # as do records made with other settings
     for lock in release_stale_locks(out, REPO_ROOT):
@@ -652,6 +652,22 @@ def _workers(args) -> int:
     from ipcgrasp.workers import usable_cores
 
     return args.workers or usable_cores()
+
+
+def _object(mesh, mass: float, name: str | None, repair: bool):
+    """GraspObject.from_file, with --repair's report of what changed printed (stderr)."""
+    import warnings
+
+    from ipcgrasp import GraspObject
+    from ipcgrasp.geometry.mesh import MeshRepairWarning
+
+    with warnings.catch_warnings():
+        if repair:  # printed below
+            warnings.simplefilter("ignore", MeshRepairWarning)
+        obj = GraspObject.from_file(mesh, mass, name=name, repair=repair)
+    if obj.repair is not None:
+        print(f"--repair: {mesh}: {obj.repair.summary()}", file=sys.stderr, flush=True)
+    return obj
 
 
 def _cmd_generate(args) -> int:
@@ -678,7 +694,7 @@ def _generate(args) -> int:
     from ipcgrasp.dataset import generate_dataset
 
     gripper = _gripper(args)
-    obj = GraspObject.from_file(args.mesh, args.mass, name=args.name)
+    obj = _object(args.mesh, args.mass, args.name, args.repair)
     params = SimParams(E=args.E, mu=args.mu, close_rule=args.close_rule, jaw=gripper.pad_kind,
                        critical_mass=args.critical_mass)
     with _trial_progress() as bar:
@@ -752,6 +768,10 @@ def _add_mesh_arguments(parser: argparse.ArgumentParser) -> None:
                                                        "instead of --object and --grasp")
     parser.add_argument("--mass", type=_positive_float, help="with --mesh: the object's mass in kg")
     parser.add_argument("--name", help="with --mesh: the object's name in the table and files (default: the file name)")
+    parser.add_argument("--repair", action="store_true", default=None,
+                        help="with --mesh: make one closed solid of a mesh the check refuses (holes, zero-area or "
+                             "flipped faces, several overlapping pieces, self-intersections) and simplify one above "
+                             "2000 vertices within 0.1 mm; prints what changed (docs/own_objects.md)")
     parser.add_argument("--pose", metavar="FILE.json",
                         help="with --mesh: a JSON file of 'grasp_pose' (the gripper frame in the object's mesh "
                              "frame) and optionally 'object_pose' (the mesh frame in the world), each a 4x4 or "
@@ -953,6 +973,10 @@ def build_parser() -> argparse.ArgumentParser:
                           help="output directory: new, empty, or one generate made (a rerun skips the records "
                                "already there)")
     generate.add_argument("--name", help="object name in the records (default: the mesh file name)")
+    generate.add_argument("--repair", action="store_true",
+                          help="make one closed solid of a mesh the check refuses (holes, zero-area or flipped faces, "
+                               "several overlapping pieces, self-intersections) and simplify one above 2000 vertices "
+                               "within 0.1 mm; prints what changed (docs/own_objects.md)")
     generate.add_argument("--trials", type=_positive_int, default=5,
                           help="perturbed trials per grasp (default: %(default)s)")
     generate.add_argument("--workers", type=_positive_int, default=None,

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import trimesh
+from scipy.spatial import cKDTree
 
 from ipcgrasp.baselines.contacts import cast_rays
 from ipcgrasp.geometry.mesh import MIN_GRASP_WIDTH
@@ -58,6 +59,16 @@ mesh validator accepts (geometry.mesh.MIN_GRASP_WIDTH)."""
 GROUND_CLEARANCE = 2e-3
 """Smallest height (m) of the jaws above the ground: the object settles 1 mm from where it is
 placed and the simulator perturbs the grasp by about 1 mm."""
+NOISE_MARGIN = 2e-3
+"""Extra jaw-object gap (m) at the widest opening beyond the trial's clearance: the trial perturbs
+the grasp pose (1 mm and 3 mrad standard deviations per axis, `grasp.perturbation`), which moves
+a jaw sideways or along the approach toward the object by up to about 2 mm in 19 of 20 trials;
+the trial's extra opening absorbs only the part along the closing axis."""
+ROLLS = 4
+"""Approach rolls tried for each antipodal contact pair before it is rejected (for the ground or
+a collision): the ray cast and friction test, the costly part of an attempt, are shared by them."""
+OBJECT_SAMPLES = 4000
+"""Surface points of the object kept for the quick collision test (`_Scene.surely_collides`)."""
 BATCH = 256
 """Attempts drawn from the generator at a time."""
 RAY_OFFSET = 1e-7
@@ -71,17 +82,23 @@ the object at the widest opening."""
 
 @dataclass(frozen=True)
 class SamplerSettings:
-    """mu: pad-object friction of the cones; clearance (m): jaw-object gap needed at the widest
-    opening; ground_clearance (m); min_width (m); max_attempts: attempts before giving up."""
+    """mu: pad-object friction of the cones; clearance (m): jaw-object gap the trial needs at the
+    widest opening; noise_margin (m): added to it, so the trial's perturbed pose starts clear too;
+    ground_clearance (m); min_width (m); max_attempts: surface points tried before giving up;
+    rolls: approach rolls tried per antipodal pair before it is rejected."""
 
     mu: float = 0.4
     clearance: float = SimParams().clearance
     ground_clearance: float = GROUND_CLEARANCE
     min_width: float = MIN_WIDTH
     max_attempts: int = 20_000
+    noise_margin: float = NOISE_MARGIN
+    rolls: int = ROLLS
 
     def __post_init__(self):
-        for name in ("mu", "clearance", "ground_clearance", "min_width"):
+        if not (isinstance(self.rolls, (int, np.integer)) and self.rolls >= 1):
+            raise ValueError(f"SamplerSettings.rolls must be a positive integer, got {self.rolls!r}")
+        for name in ("mu", "clearance", "ground_clearance", "min_width", "noise_margin"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value >= 0.0):
                 raise ValueError(f"SamplerSettings.{name} must be finite and >= 0, got {value!r}")
@@ -90,7 +107,8 @@ class SamplerSettings:
 
     def to_dict(self) -> dict:
         return {"mu": self.mu, "clearance": self.clearance, "ground_clearance": self.ground_clearance,
-                "min_width": self.min_width, "max_attempts": self.max_attempts}
+                "min_width": self.min_width, "max_attempts": self.max_attempts, "noise_margin": self.noise_margin,
+                "rolls": self.rolls}
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,23 +190,64 @@ class _Scene:
         self.pad_depth = -float(pad.nodes[:, 2].min())  # pad thickness behind its front face
         self.centre = gripper.tooltip_transforms[:, :3, 3].mean(axis=0)  # contact midpoint, gripper frame
         self.cone = np.arctan(settings.mu)
+        self.start_clearance = settings.clearance + settings.noise_margin
+        # points on the object's surface: two surface points closer than start_clearance prove a collision
+        # before the exact distance query, which costs about a hundred times more
+        samples = trimesh.sample.sample_surface(world, OBJECT_SAMPLES, seed=np.random.default_rng(0))[0]
+        self.object_points = cKDTree(np.vstack([world.vertices, samples]))
 
     def lowest_jaw_point(self, grasp_pose, openings) -> float:
         """Lowest world z (m) of both jaws' pad nodes and backing vertices over the openings (m)."""
         return float(min((self.jaw_points @ pose[2, :3]).min() + pose[2, 3]
                          for opening in openings for pose in self.gripper.tooltip_poses(grasp_pose, opening)))
 
-    def attempt(self, p, face: int, roll: float, attempt: int):
-        """(rejection reason, None) or (None, GraspCandidate) for the surface point p on `face`."""
+    def surely_collides(self, grasp_pose) -> bool:
+        """Whether a jaw point (pad node or backing vertex) at the widest opening is within
+        start_clearance of an object surface point: then the solids are too (a sufficient test)."""
+        for pose in self.gripper.tooltip_poses(grasp_pose, self.gripper.max_opening):
+            distance, _ = self.object_points.query(self.jaw_points @ pose[:3, :3].T + pose[:3, 3],
+                                                   distance_upper_bound=self.start_clearance)
+            if np.isfinite(distance).any():
+                return True
+        return False
+
+    def exits(self, points, faces):
+        """(distance (m), face) of the first crossing of each ray from points[i] along the inward
+        normal of faces[i] within max_width, (inf, -1) for none: every ray of a batch at once."""
+        inward = -self.normals[faces]
+        origins = points + RAY_OFFSET * inward
+        distance = np.full(len(points), np.inf)
+        hit = np.full(len(points), -1)
+        if _embree_available():
+            from trimesh.ray.ray_pyembree import RayMeshIntersector
+
+            if not hasattr(self, "_rays"):
+                self._rays = RayMeshIntersector(self.world)
+            first = np.asarray(self._rays.intersects_first(origins, inward), dtype=np.int64)
+            found = first >= 0
+            # the distance in float64 from the crossed face's plane (embree works in float32)
+            normal = self.normals[first[found]]
+            along = np.einsum("ij,ij->i", normal, inward[found])
+            t = np.einsum("ij,ij->i", normal, self.triangles[first[found], 0] - origins[found]) / along
+            keep = np.flatnonzero(found)[t <= self.max_width]
+            distance[keep] = t[t <= self.max_width]
+            hit[keep] = first[keep]
+        else:
+            for i, (origin, direction) in enumerate(zip(origins, inward)):
+                distance[i], hit[i] = _first_exit(self.triangles, origin, direction, self.max_width)
+        return distance, hit
+
+    def attempt(self, p, face: int, distance: float, hit: int, rolls, attempt: int):
+        """(rejection reason, None) or (None, GraspCandidate) for the surface point p on `face`
+        whose inward ray leaves the solid `distance` (m) away through `hit` (-1: none within the
+        widest opening); the approach rolls (rad) are tried in turn."""
         normal = self.normals[face]
         inward = -normal
-        origin = p + RAY_OFFSET * inward
-        distance, hit = _first_exit(self.triangles, origin, inward, self.max_width)
         if hit < 0:
             return "width", None  # no crossing within max_width: wider than the gripper opens
         if self.normals[hit] @ inward <= 0.0:
             return "no_exit", None  # entered a face: p is not on the boundary of a closed solid here
-        q = origin + distance * inward
+        q = p + RAY_OFFSET * inward + distance * inward
         width = float(np.linalg.norm(q - p))
         if not self.settings.min_width <= width <= self.max_width:
             return "width", None
@@ -196,18 +255,34 @@ class _Scene:
         angles = np.arccos(np.clip([axis @ inward, axis @ self.normals[hit]], -1.0, 1.0))
         if angles.max() > self.cone:
             return "friction", None
-        pose = np.eye(4)
-        pose[:3, :3] = approach_frame(axis, roll)
-        pose[:3, 3] = 0.5 * (p + q) - pose[:3, :3] @ self.centre
         squeezed = max(width - 2.0 * self.pad_depth, 0.0)
-        if self.lowest_jaw_point(pose, (self.gripper.max_opening, squeezed)) < self.settings.ground_clearance:
-            return "ground", None
-        distances = self.gripper.jaw_distances(pose, self.world.vertices, self.world.faces, self.gripper.max_opening,
-                                               self.settings.clearance)
-        if min(distances) < self.settings.clearance:
-            return "collision", None
-        return None, GraspCandidate(pose, np.array([p, q]), np.array([normal, self.normals[hit]]), width, angles,
-                                    attempt)
+        reason = "ground"
+        for roll in rolls:
+            pose = np.eye(4)
+            pose[:3, :3] = approach_frame(axis, roll)
+            pose[:3, 3] = 0.5 * (p + q) - pose[:3, :3] @ self.centre
+            if self.lowest_jaw_point(pose, (self.gripper.max_opening, squeezed)) < self.settings.ground_clearance:
+                continue
+            if self.surely_collides(pose):
+                reason = "collision"
+                continue
+            distances = self.gripper.jaw_distances(pose, self.world.vertices, self.world.faces,
+                                                   self.gripper.max_opening, self.start_clearance)
+            if min(distances) < self.start_clearance:
+                reason = "collision"
+                continue
+            return None, GraspCandidate(pose, np.array([p, q]), np.array([normal, self.normals[hit]]), width,
+                                        angles, attempt)
+        return reason, None
+
+
+def _embree_available() -> bool:
+    """Whether trimesh can cast rays with Embree (the embreex package)."""
+    try:
+        import embreex  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def sample_antipodal_grasps(obj: GraspObject, n: int, settings: SamplerSettings | None = None, seed: int = 0,
@@ -225,11 +300,12 @@ def sample_antipodal_grasps(obj: GraspObject, n: int, settings: SamplerSettings 
     candidates, rejections, attempts = [], dict.fromkeys(REJECTIONS, 0), 0
     while len(candidates) < n and attempts < settings.max_attempts:
         points, faces = trimesh.sample.sample_surface(scene.world, BATCH, seed=rng)
-        rolls = rng.uniform(0.0, 2.0 * np.pi, BATCH)
-        for p, face, roll in zip(points, faces, rolls):
+        rolls = rng.uniform(0.0, 2.0 * np.pi, (BATCH, settings.rolls))
+        distances, hits = scene.exits(points, faces)
+        for p, face, distance, hit, roll in zip(points, faces, distances, hits, rolls):
             if len(candidates) == n or attempts == settings.max_attempts:
                 break
-            reason, candidate = scene.attempt(p, face, roll, attempts)
+            reason, candidate = scene.attempt(p, face, distance, hit, roll, attempts)
             attempts += 1
             if candidate is None:
                 rejections[reason] += 1

@@ -58,7 +58,8 @@ def generation_inputs(config: Mapping) -> tuple[GraspObject, SimParams, Gripper]
     """The object (config mesh in m, mass in kg, name), trial parameters (PARAM_KEYS set and not
     null) and gripper (config gripper: a shipped name or a description file, with pad variant
     jaw) of a generation config (workflow/schemas/generate.schema.yaml)."""
-    obj = GraspObject.from_file(config["mesh"], config["mass"], name=config.get("name") or None)
+    obj = GraspObject.from_file(config["mesh"], config["mass"], name=config.get("name") or None,
+                                repair=bool(config.get("repair")))
     gripper = Gripper.from_description(config.get("gripper"), config.get("jaw"))
     params = SimParams(jaw=gripper.pad_kind,
                        **{key: config[key] for key in PARAM_KEYS if config.get(key) is not None})

@@ -40,6 +40,11 @@ LISTED_COMPONENTS = 4
 """How many surfaces (largest first) the error for a mesh of several separate surfaces lists."""
 
 
+REPAIR_HINT = ("; or let ipcgrasp repair it: --repair on `generate` and `simulate --mesh`, repair=True in Python "
+               "(docs/own_objects.md)")
+"""Appended to the refusals `geometry.repair.repair_mesh` can fix."""
+
+
 class MeshError(ValueError):
     """A mesh that cannot be used; the message names the mesh, the problem and the fix."""
 
@@ -95,16 +100,20 @@ def load_object_mesh(path: str | os.PathLike) -> trimesh.Trimesh:
     Raises FileNotFoundError for a missing file and `MeshError` for an unreadable or unusable
     mesh; see `validate_mesh` for the checks and repairs.
     """
+    return validate_mesh(read_mesh_file(path), os.fspath(path)).mesh
+
+
+def read_mesh_file(path: str | os.PathLike) -> trimesh.Trimesh:
+    """A mesh file as trimesh reads it, not validated; FileNotFoundError or MeshError naming it."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"object mesh {path!r} does not exist")
     try:
-        mesh = trimesh.load(path, process=False, force="mesh")  # processing would drop NaN vertices unseen
+        return trimesh.load(path, process=False, force="mesh")  # processing would drop NaN vertices unseen
     except Exception as exc:
         raise MeshError(
             f"object mesh {path!r} could not be read by trimesh ({type(exc).__name__}: {exc}); "
             "fix: export it as a triangle mesh in OBJ, STL, PLY or OFF format") from exc
-    return validate_mesh(mesh, path).mesh
 
 
 def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> MeshReport:
@@ -144,7 +153,7 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
                 f"{name}: {n_degenerate} zero-area (degenerate) face(s), and removing them opens "
                 "the surface (they close T-junctions); fix: remesh the object, e.g. trimesh "
                 "`mesh.process(validate=True)` followed by hole filling, or MeshLab "
-                "'Remove Zero Area Faces' + 'Close Holes', and export it again")
+                "'Remove Zero Area Faces' + 'Close Holes', and export it again" + REPAIR_HINT)
         mesh = candidate
         repairs.append(f"removed {n_degenerate} zero-area face(s); the surface stays closed")
 
@@ -155,14 +164,14 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
             f"{int((counts > 2).sum())} non-manifold edge(s) shared by more than two faces), so "
             "it encloses no well-defined volume; fix: close the holes and remove duplicate or "
             "internal faces, e.g. trimesh.repair.fill_holes or MeshLab 'Close Holes', then export "
-            "a single closed surface")
+            "a single closed surface" + REPAIR_HINT)
 
     if not mesh.is_winding_consistent:
         flip = _consistent_orientation(mesh.faces, mesh.face_adjacency, mesh.face_adjacency_edges)
         if flip is None:
             raise MeshError(
                 f"{name}: the surface is not orientable (no consistent face winding exists); "
-                "fix: remesh it as a closed orientable surface")
+                "fix: remesh it as a closed orientable surface" + REPAIR_HINT)
         mesh.faces = np.where(flip[:, None], mesh.faces[:, ::-1], mesh.faces)
         repairs.append(f"made the face winding consistent ({int(flip.sum())} face(s) re-oriented)")
     _check_one_component(mesh, name)
@@ -194,7 +203,7 @@ def validate_mesh(mesh: trimesh.Trimesh, name: str = "<in-memory mesh>") -> Mesh
             f"y {low[1]:.4g}..{high[1]:.4g}, z {low[2]:.4g}..{high[2]:.4g} mm, so the volume, mass and inertia "
             "are not those of a solid; fix: remesh that region, e.g. MeshLab 'Select Self Intersecting Faces' then "
             "delete and close the holes, or rebuild the object as one solid with a boolean union, and export it "
-            "again")
+            "again" + REPAIR_HINT)
     if crossing.verdict is None:
         warnings.warn(f"{name}: not checked for self-intersections: {crossing.note}", MeshCheckWarning, stacklevel=2)
 
@@ -264,7 +273,7 @@ def _check_one_component(mesh: trimesh.Trimesh, name: str) -> None:
         "simulator would move them as one rigid body and count the volume of each (shared volume twice where "
         "shells overlap), so mass and inertia would be wrong; fix: export one solid: delete stray, duplicate and inner "
         "shells (for a hollow object keep its outer surface and give its real mass), and merge overlapping shells "
-        "with a boolean union in a mesh tool (e.g. Blender's Boolean modifier, Union)")
+        "with a boolean union in a mesh tool (e.g. Blender's Boolean modifier, Union)" + REPAIR_HINT)
 
 
 def _check_finite_vertices(vertices: np.ndarray, name: str) -> None:
