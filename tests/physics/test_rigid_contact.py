@@ -147,3 +147,36 @@ def test_newton_fallback_accepts_only_within_its_tolerance(fallback):
 def test_newton_fallback_tolerance_is_validated():
     with pytest.raises(ValueError, match="newton_fallback_tolerance"):
         SolverSettings(newton_fallback_tolerance=0.0)
+
+
+def largest_momentum_residual(newton_force_tolerance, mass=0.003, dt=0.01, steps=40):
+    """A 3 g box dropped 0.2 mm onto the ground with a 1 um contact layer and a loose Newton step
+    tolerance: the largest |m (v1 - v0) / dt - (contact + friction + gravity)| (N) over its steps,
+    implicit Euler's momentum balance measured from the reported forces and velocities."""
+    box = affine_box("box", (0.03, 0.03, 0.03), mass)
+    settings = SolverSettings(dt=dt, dhat=1e-6, eps_v=1e-4, newton_tolerance=1e-4,
+                              newton_force_tolerance=newton_force_tolerance)
+    sim = Simulation([box], poses={"box": pose((0, 0, 0.015 + 2e-4))}, ground=Ground(mu=0.5), settings=settings)
+    worst = 0.0
+    for _ in range(steps):
+        v0 = sim.state.affine_qdot[0][:3].copy()
+        stats = sim.step()
+        assert_intersection_free(sim)
+        acceleration = (sim.state.affine_qdot[0][:3] - v0) / dt
+        force = stats.contact_force[0, 1] + stats.friction_force[0, 1] + mass * np.array(settings.gravity)
+        worst = max(worst, float(np.linalg.norm(mass * acceleration - force)))
+    return worst
+
+
+def test_newton_force_tolerance_bounds_the_momentum_residual():
+    """A small Newton step is no balanced step when the contact layer is thin and stiff: the step
+    test alone accepts steps that leave more than half the box's weight unbalanced; with
+    newton_force_tolerance at 1 % of the weight, every step balances to within it."""
+    weight = 0.003 * G
+    assert largest_momentum_residual(None) > 0.5 * weight
+    assert largest_momentum_residual(0.01 * weight) <= 0.0105 * weight
+
+
+def test_newton_force_tolerance_is_validated():
+    with pytest.raises(ValueError, match="newton_force_tolerance"):
+        SolverSettings(newton_force_tolerance=-1.0)

@@ -41,6 +41,7 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
         poses[PADS[i]] = poses[BACKINGS[i]] = tooltip_poses[i]
     settings = SolverSettings(dt=params.dt, dhat=params.dhat, eps_v=params.eps_v,
                               newton_tolerance=params.newton_tolerance,
+                              newton_force_tolerance=balance_force(params, props.mass),
                               contact_force_scale=params.close_force / CONTACTS_PER_PAD,
                               contact_model="barrier" if params.contact_model == "ipc" else "penalty",
                               penalty_stiffness=params.penalty_stiffness, penalty_margin=params.penalty_margin,
@@ -49,6 +50,14 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
     return Simulation(bodies, poses=poses, ground=Ground(mu=params.mu_ground), friction=friction,
                       default_friction=params.mu, ignore_pairs=[(PADS[0], BACKINGS[0]), (PADS[1], BACKINGS[1])],
                       settings=settings, mounts=finger_mounts(tooltip_poses, params, gripper, pad.nodes, backing.vertices))
+
+
+def balance_force(params: SimParams, mass: float) -> float | None:
+    """The net force (N) Newton may leave unbalanced on an object of `mass` (kg):
+    params.balance_tolerance times its weight under the solver's gravity (None: no such test)."""
+    if params.balance_tolerance is None:
+        return None
+    return params.balance_tolerance * mass * float(np.linalg.norm(SolverSettings.gravity))
 
 
 def scene_friction(mu: float, mu_ground: float) -> dict:

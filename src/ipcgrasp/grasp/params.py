@@ -113,6 +113,7 @@ FIELD_RANGES: dict[str, Interval] = {
     "dhat": _positive(0.01, "m", optional=True),
     "eps_v": _positive(0.1, "m/s"),
     "newton_tolerance": _positive(0.01, "m/s"),
+    "balance_tolerance": _positive(1.0, "of the object's weight", optional=True),
     "newton_budget": _closed(1, 10_000_000, "iterations", integer=True),
     "penalty_stiffness": _positive(1e12, "N/m"),
     "penalty_margin": _positive(0.005, "m"),
@@ -170,6 +171,10 @@ class SimParams:
     closing direction) and pushed_out_rotation (rad) for the object moving out of the grasp
     during the squeeze.
     Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s),
+    balance_tolerance (a fraction of the object's weight m g; None: no such test): Newton's solve
+    of a step also ends only when the net force left unbalanced on the object is below it (its
+    step size bounds that force only through the contacts' stiffness, which grows as the contact
+    layer thins; docs/physics.md, "The Newton tolerance has to shrink with d̂"),
     newton_budget (Newton iterations a whole trial may take, every step attempt of every phase
     counted, retried, abandoned and failed ones included, at least one each; past it the phase
     ends, before the verdict as a `solver` failure naming the phase and the budget: a cube trial
@@ -223,6 +228,7 @@ class SimParams:
     dhat: float | None = None
     eps_v: float = 1e-4
     newton_tolerance: float = 1e-5
+    balance_tolerance: float | None = 0.1
     newton_budget: int = 10000
     contact_model: str = "ipc"
     penalty_stiffness: float = 1e5

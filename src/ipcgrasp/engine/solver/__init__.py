@@ -7,6 +7,6 @@ behind one interface), barrier_stiffness (the adaptive kappa), potential (the in
 potential's value, gradient and Hessian), hessian (the Hessian's persistent sparse pattern and
 its fixed parts), assembly (the kernels that assemble into that pattern), factorisation (its
 LDL^T), line_search (admissible step fractions, backtracking, extrapolation), newton (the Newton
-solve, step acceptance and report), drive (the drivers' targets and the elastic coupling of
+solve, step acceptance and report), balance (the net force and torque left on each affine body), drive (the drivers' targets and the elastic coupling of
 driven motion), drive_round (one round of the drive-and-settle continuation) and warm_start (a
 moving step's guess of where it ends)."""

@@ -14,6 +14,7 @@ from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.affine_body import affine_jacobian
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, KinematicBody
 from ipcgrasp.engine.mounts import CompliantMount, linked_tet_entries
+from ipcgrasp.engine.solver.balance import Balance
 from ipcgrasp.engine.solver.dofs import ContactMap, Dofs
 from ipcgrasp.engine.solver.drive import pose_parts
 from ipcgrasp.engine.solver.state import State
@@ -30,7 +31,7 @@ class Model:
     vertices); contact_map (x = P z + c), mesh (engine.collisions.CollisionMesh), plane_arrays
     ((origin, normal) of the ground, or a placeholder); mass_entries (rows, cols, values of M),
     M (CSR, kg and kg m^2), average_mass, gravity_acc (n_dof,) m/s^2; scene: engine.scene's flat
-    arrays; linked_entries: per deformable on a mount, mounts.linked_tet_entries, else None."""
+    arrays; balance (solver.balance.Balance) of the affine bodies; linked_entries: per deformable on a mount, mounts.linked_tet_entries, else None."""
 
     def __init__(self, bodies, poses, ground, friction, default_friction, ignore_pairs, settings, mounts):
         self.settings = settings
@@ -89,6 +90,8 @@ class Model:
         self.dofs = Dofs(self.deformables, len(self.affines), len(self.mounts), self.deformable_mount,
                          self.mount_motion)
         self.n_dof = self.dofs.n_dof
+        self.balance = Balance(self.dofs.affine_offset, [b.center_of_mass for b in self.affines],
+                               [np.linalg.norm(b.vertices - b.center_of_mass, axis=1).max() for b in self.affines])
         x_def, v_def = [], []
         for body in self.deformables:
             R, t = pose_parts(poses.get(body.name, np.eye(4)))

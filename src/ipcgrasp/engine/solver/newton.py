@@ -4,7 +4,7 @@ a warm start's forced first step tried with the factorisation where the last ste
 (CARRIED_MODEL, CARRIED_CONVERGED), a line search clipped by CCD (barrier contact) and tet
 inversion then backtracking on E and extrapolating a full step that lowers E by more than its
 quadratic model predicts (solver.line_search), the convergence test on the largest coordinate of
-the Newton step over dt, the fallback acceptance of a stalled solve; and the acceptance of the
+the Newton step over dt and on the net force and torque left on each affine body (solver.balance), the fallback acceptance of a stalled solve; and the acceptance of the
 converged configuration with the report of the step (StepStats)."""
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ class Newton:
                 if not np.isfinite(p).all():
                     raise StepFailed("linear solve produced NaN/inf", state.copy())
                 step_norm, dx = self.step_norm(p)
-            if step_norm / h < tol and iteration > min_iterations:
+            small = step_norm / h < tol and iteration > min_iterations
+            if small and self.balanced(g, z, tolerance):
                 # the solver now holds H(z) factored: the next drive round starts from this z
                 self._factorisation.converged = (z, z_tilde, friction, x_t, coll, self.stiffness.kappa, g)
                 self.iterations_run -= 1  # this pass only found the solve converged
@@ -109,6 +110,11 @@ class Newton:
                     iteration -= 1  # the carried Hessian does not fit here: take this step with a fresh one
                     self.iterations_run -= 1
                     continue
+            if alpha < MIN_STEP and small:
+                # a step below the tolerance that lowers E by less than its rounding: z is as balanced as E can tell
+                self._factorisation.converged = None
+                self.iterations_run -= 1
+                return z, iteration - 1, alphas, x, coll
             if alpha < MIN_STEP:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", state.copy())
             if alpha == 1.0 and not carried:
@@ -127,13 +133,19 @@ class Newton:
                 # the carried factorisation's step from the new gradient estimates the next Newton step
                 g = self.potential.gradient(state, z, z_tilde, friction, x_t, x, coll)
                 estimate, _ = self.step_norm(self._factorisation.solve(-g))
-                if estimate / h < CARRIED_CONVERGED * tol:
+                if estimate / h < CARRIED_CONVERGED * tol and self.balanced(g, z, tolerance):
                     self._factorisation.converged = None
                     return z, iteration, alphas, x, coll
         if s.newton_fallback_tolerance is not None and best[0] / h < s.newton_fallback_tolerance * self.bbox_diagonal:
             self.converged = False
             return best[1], s.max_newton_iterations, alphas, best[2], best[3]
         raise StepFailed(f"Newton did not converge in {s.max_newton_iterations} iterations", state.copy())
+
+    def balanced(self, g, z, tolerance=1.0) -> bool:
+        """Whether the net force and torque on every affine body at z (g: the gradient there) are
+        within tolerance x newton_force_tolerance (solver.balance; always, without one)."""
+        limit = self.settings.newton_force_tolerance
+        return limit is None or self.model.balance.largest(g, z, self.settings.dt) <= tolerance * limit
 
     def direction(self, state, z, g, friction, x_t, x, coll, project_contacts):
         """The Newton step -H^-1 g at z (g: the gradient there). Without project_contacts, H has

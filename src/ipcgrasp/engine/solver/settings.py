@@ -61,6 +61,11 @@ MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the
 class SolverSettings:
     """dt (s); gravity (m/s^2); dhat (m, None: 1e-3 x initial scene bounding-box diagonal);
     eps_v (m/s) friction smoothing speed; newton_tolerance (m/s) on ||dx||_inf / dt;
+    newton_force_tolerance (N, None: no such test): Newton also requires the net force left
+    unbalanced on each affine body, and its net torque about its centre of mass over its radius,
+    to be at most this (solver.balance: contact, friction, gravity and inertia together). A small
+    Newton step bounds that residual only through the Hessian, and a thin contact layer is stiff:
+    a step of 0.2 um can leave 100 N unbalanced on a 3 g body;
     newton_fallback_tolerance (1/s): when Newton reaches max_newton_iterations without meeting
     newton_tolerance, the step is still accepted at its iterate with the smallest Newton step if
     that step over dt is below newton_fallback_tolerance x the scene's bounding-box diagonal (IPC's
@@ -85,6 +90,7 @@ class SolverSettings:
     dhat: float | None = None
     eps_v: float = 1e-3
     newton_tolerance: float = 1e-4
+    newton_force_tolerance: float | None = None
     newton_fallback_tolerance: float | None = 1e-2
     max_newton_iterations: int = 100
     friction_iterations: int = 1
@@ -107,6 +113,10 @@ class SolverSettings:
         if fallback is not None and not (np.isfinite(fallback) and fallback > 0):
             raise ValueError(f"SolverSettings.newton_fallback_tolerance must be positive and finite or None, "
                              f"got {fallback!r}")
+        force = self.newton_force_tolerance
+        if force is not None and not (np.isfinite(force) and force > 0):
+            raise ValueError(f"SolverSettings.newton_force_tolerance must be positive and finite or None, "
+                             f"got {force!r}")
         clusters = self.penalty_clusters
         if isinstance(clusters, (bool, np.bool_)) or not isinstance(clusters, (int, np.integer)) or clusters < 0:
             raise ValueError(f"SolverSettings.penalty_clusters must be an integer >= 0 (0: no clustering), "
