@@ -95,10 +95,12 @@ def box_pad_scene():
     return sim
 
 
-def box_between_pads(mu, pad_E, contact_force_scale, mass=1.0, on_step=None, box_offset=(0.0, 0.0, 0.0)):
+def box_between_pads(mu, pad_E, contact_force_scale, mass=1.0, on_step=None, box_offset=(0.0, 0.0, 0.0),
+                     **solver_options):
     """A 2 cm rigid box (mass kg) squeezed between two 16 x 16 x 4 mm Neo-Hookean pads glued to
     their outer faces, gravity off: the pads close 0.55 mm over 15 of 30 steps of 10 ms.
-    on_step(sim) runs after every step; box_offset: the box's initial translation (m). Returns
+    on_step(sim) runs after every step; box_offset: the box's initial translation (m); solver_options:
+    further SolverSettings fields. Returns
     the simulation, the drivers that hold the pads there, and each pad's normal force on the box
     (N, left and right)."""
     half, t, gap = 0.01, 0.004, 5e-4
@@ -107,7 +109,7 @@ def box_between_pads(mu, pad_E, contact_force_scale, mass=1.0, on_step=None, box
     right = deformable_block("right", (t, 0.016, 0.016), (2, 3, 3), E=pad_E, density=1000.0, prescribed_side="+x")
     xl, xr = -(half + gap + t / 2), half + gap + t / 2
     settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=2e-5, eps_v=1e-4, newton_tolerance=1e-5,
-                              contact_force_scale=contact_force_scale)
+                              contact_force_scale=contact_force_scale, **solver_options)
     sim = Simulation([box, left, right],
                      poses={"box": pose(box_offset), "left": pose((xl, 0, 0)), "right": pose((xr, 0, 0))},
                      friction={("box", "left"): mu, ("box", "right"): mu}, settings=settings)

@@ -103,30 +103,25 @@ def test_a_driven_pad_pushing_a_free_box_follows_its_trajectory():
     assert box_x[-1] - box_x[0] >= speed * settings.dt * 29 - 2e-4  # kept ahead of the pad all along
 
 
-def _push_box_along_the_ground(steps=30):
+def _push_box_along_the_ground(steps=30, warm_start=True):
     """A pad glued to a driven back face pushes a 50 g box across the ground (mu 0.3) at
-    12.5 mm/s from 0.2 mm away. Returns the simulation, the per-step stats, the box's x after
-    every step and the number of drive rounds (DriveRound calls) per step."""
+    12.5 mm/s from 0.2 mm away (warm_start: SolverSettings.warm_start). Returns the simulation,
+    the per-step stats, the box's x after every step and the number of drive rounds
+    (DriveRound.rounds) per step."""
 
     from .scenes import affine_box
 
     box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
     pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 3, 3), E=1e6, prescribed_side="-x")
     start = -(0.01 + 2e-4 + 0.002)
-    settings = SolverSettings(dt=0.02, dhat=1e-4, eps_v=1e-4, newton_tolerance=1e-5)
+    settings = SolverSettings(dt=0.02, dhat=1e-4, eps_v=1e-4, newton_tolerance=1e-5, warm_start=warm_start)
     sim = Simulation([box, pad], poses={"box": pose((0, 0, 0.01 + 5e-5)), "pad": pose((start, 0, 0.011))},
                      ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, settings=settings)
-    rounds, drive = [], sim.drive_round
-
-    def counted(*args):
-        rounds[-1] += 1
-        return drive(*args)
-
-    sim.drive_round = counted
-    speed, stats, box_x = 0.0125, [], []
+    speed, stats, box_x, rounds = 0.0125, [], [], []
     for k in range(1, steps + 1):
-        rounds.append(0)
+        before = sim.drive_round.rounds
         stats.append(sim.step({"pad": pose((start + speed * settings.dt * k, 0, 0.011))}))
+        rounds.append(sim.drive_round.rounds - before)
         assert_intersection_free(sim)
         box_x.append(sim.affine_pose("box")[0, 3])
     return sim, stats, np.array(box_x), rounds
@@ -149,15 +144,12 @@ def test_a_pad_pushing_a_box_along_the_ground_settles_each_step_in_one_newton_it
     assert 0.147 <= push <= 0.147 * 1.02
 
 
-def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does(monkeypatch):
+def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does():
     """Both start the same Newton solve of the same incremental potential, from different
     points: after 30 steps the box is where the continuation alone puts it to 5e-8 m (the
     Newton tolerance is 2e-7 m per step) and pushed with the same force to 1e-3 N."""
-    from ipcgrasp.engine.solver.warm_start import WarmStart
-
     sim, stats, box_x, _ = _push_box_along_the_ground()
-    monkeypatch.setattr(WarmStart, "__call__", lambda self, *args: None)
-    sim_c, stats_c, box_x_c, rounds_c = _push_box_along_the_ground()
+    sim_c, stats_c, box_x_c, rounds_c = _push_box_along_the_ground(warm_start=False)
     assert all(r > 0 for r in rounds_c)
     assert np.abs(box_x - box_x_c).max() < 5e-8
     assert np.abs(sim.vertices("pad") - sim_c.vertices("pad")).max() < 5e-8
@@ -166,32 +158,24 @@ def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does(monke
     assert np.abs(np.subtract(forces, forces_c)).max() < 1e-3
 
 
-def _lift_held_box(steps, hold=0):
+def _lift_held_box(steps, hold=0, carry_factorisation=True):
     """A 1 kg box squeezed between two pads (mu 0.5, about 60 N each), lifted 0.1 mm per 10 ms step
-    under gravity and held still for `hold` steps, checked intersection-free after every step:
-    (the simulation, per step its StepStats, drive rounds and Hessians assembled, the box heights)."""
+    under gravity and held still for `hold` steps, checked intersection-free after every step
+    (carry_factorisation: SolverSettings.carry_factorisation): (the simulation,
+    per step its StepStats, drive rounds and Hessians assembled, the box heights)."""
 
-    sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6))
+    sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6),
+                                       carry_factorisation=carry_factorisation)
     sim.set_gravity((0, 0, -9.81))
-    rounds, hessians, drive, hessian = [], [], sim.drive_round, sim.potential.hessian
-
-    def counted_drive(*args):
-        rounds[-1] += 1
-        return drive(*args)
-
-    def counted_hessian(*args, **kwargs):
-        hessians[-1] += 1
-        return hessian(*args, **kwargs)
-
-    sim.drive_round, sim.potential.hessian = counted_drive, counted_hessian
-    heights, stats = [], []
+    rounds, hessians, heights, stats = [], [], [], []
     for k in range(1, steps + hold + 1):
-        rounds.append(0)
-        hessians.append(0)
+        drives, assembled = sim.drive_round.rounds, sim.potential.hessians_assembled
         lifted = {name: p.copy() for name, p in drivers.items()}
         for p in lifted.values():
             p[2, 3] += 1e-4 * min(k, steps)
         stats.append(sim.step(lifted))
+        rounds.append(sim.drive_round.rounds - drives)
+        hessians.append(sim.potential.hessians_assembled - assembled)
         assert_intersection_free(sim)
         heights.append(sim.affine_pose("box")[2, 3])
     return sim, stats, rounds, hessians, np.array(heights)
@@ -210,7 +194,7 @@ def test_a_held_box_lifted_by_its_pads_is_driven_first_then_warm_started():
     assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
 
 
-def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(monkeypatch):
+def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation():
     """While the pads carry the box up unchanged, a warm-started step's forced Newton step reuses
     the factorisation where the last step ended, which then also tests convergence (CARRIED_MODEL,
     CARRIED_CONVERGED): no Hessian per step instead of two, and each step moves the box as with
@@ -219,17 +203,7 @@ def test_a_lift_takes_its_forced_newton_steps_with_the_last_steps_factorisation(
     Newton solve's) instead of two."""
 
     _, _, _, hessians, heights = _lift_held_box(12, hold=3)
-    from ipcgrasp.engine.solver.newton import Newton
-
-    accept = Newton.accept
-
-    def accept_carrying_nothing(self, *args):
-        stats = accept(self, *args)
-        self.potential.hessian_assembly.factorisation.carried = False  # every step starts with fresh Hessians
-        return stats
-
-    monkeypatch.setattr(Newton, "accept", accept_carrying_nothing)
-    sim, _, _, hessians_f, heights_f = _lift_held_box(12, hold=3)
+    sim, _, _, hessians_f, heights_f = _lift_held_box(12, hold=3, carry_factorisation=False)
     lift, hold = slice(5, 12), slice(12, None)
     assert all(h == 2 for h in hessians_f[lift]) and all(h == 0 for h in hessians[lift])
     assert all(h == 2 for h in hessians_f[hold]) and all(h == 1 for h in hessians[hold])

@@ -38,11 +38,9 @@ DEFAULT_MAX_ITERATIONS = 1_000_000
 
 # Primitive-pair kinds understood by `_additive_ccd`: the rows of its (4, 3) position array
 # are [p, q] (point-point), [p, e0, e1] (point-edge), [p, t0, t1, t2] (point-triangle) or
-# [ea0, ea1, eb0, eb1] (edge-edge).
-POINT_POINT = 0
-POINT_EDGE = 1
-POINT_TRIANGLE = 2
-EDGE_EDGE = 3
+# [ea0, ea1, eb0, eb1] (edge-edge). np.int64, not Python literals: _collision_free_stepsize passes
+# them to _additive_ccd, which would otherwise compile once per literal (engine/_numba.py).
+POINT_POINT, POINT_EDGE, POINT_TRIANGLE, EDGE_EDGE = (np.int64(kind) for kind in range(4))
 
 
 @njit

@@ -312,7 +312,7 @@ def _refresh_elastic_hessians(x, tets, Dm_inv, volumes, mu, lam, rotations, F_ca
         changed[t] = moved
         if moved:
             _shape_derivatives_into(Dm_inv[t], D)
-            _tet_hessian(F, D, volumes[t], mu, lam, True, H_cached[t], workspace, rotations[t])
+            _tet_hessian(F, D, volumes[t], mu, lam, np.True_, H_cached[t], workspace, rotations[t])
             for a in range(3):
                 for b in range(3):
                     F_cached[t, a, b] = F[a, b]
@@ -384,7 +384,7 @@ def _add_hessian_without_contact(data, h2, z, X, tets, Dm_inv, volumes, tet_star
     H = np.empty((12, 12))
     for j in range(affine_offset.shape[0]):
         off = affine_offset[j]
-        _orthogonality_potential_hessian(z[off:off + 12], affine_stiffness[j], affine_volume[j], True, H)
+        _orthogonality_potential_hessian(z[off:off + 12], affine_stiffness[j], affine_volume[j], np.True_, H)
         for r in range(12):
             for c in range(12):
                 slot = ortho_slots[144 * j + 12 * r + c]

@@ -1,71 +1,19 @@
-"""Time stepping by Incremental Potential Contact (docs/physics.md: the time step and the solver).
-
-Each step minimises, over the free degrees of freedom z (free deformable vertex coordinates
-and the 12 affine coordinates of each affine body),
-
-    E(z) = 1/2 (z - z~)^T M (z - z~) + h^2 (Psi(z) + V_ortho(z)) + kappa B(x(z)) + D(x(z))
-
-with z~ = z_t + h v_t + h^2 a_gravity, B the summed log barrier over active contacts, D the
-lagged smoothed friction (normal forces and tangent bases from the start of the step), and
-x(z) = P z + c the contact-surface vertex positions (P constant, c the driven vertices).
-Projected Newton with a sparse direct solve (near convergence with the barrier Hessians
-unprojected while the Hessian stays positive definite); the line search clips the step by CCD,
-then by tet inversion, then backtracks on E. Every accepted configuration is intersection-free.
-
-With SolverSettings.contact_model = "penalty" the barrier is replaced by the BLEM penalty
-potential of `penalty` (h^2 times its energy, lagged friction with penalty normal forces,
-optional k-means contact clusters): discrete collision detection only, i.e. no CCD in the line
-search or the drive and no adaptive stiffness; the tet non-inversion limit and the energy
-backtracking stay (the two models behind one interface: solver.contact_model). Newton uses the
-penalty's Gauss-Newton Hessian, and a full step that lowers E by more than 1.5 times its
-quadratic model predicts is doubled while E keeps falling (contacts leaving the layers or
-sliding round an edge have less curvature than the PSD model). With clustering a step takes at
-least two passes (see `penalty`). Either way every step reports the actual interpenetration
-(`penetration`) and the largest gap at which a contact force acted.
-
-The Hessian's upper triangle is assembled straight into a CSC pattern that is kept while the
-contacts couple no new degrees of freedom (per-entry slots for the fixed parts, contact
-Hessians carried into z through per-coordinate maps of P; a pattern that grows carries its fixed
-entries' slots and assembled values into the new one), and factored by qdldl's LDL^T
-(engine.ldlt: its C routines called from numba), whose ordering and symbolic analysis are
-reused while the pattern stays (measured against SciPy's SuperLU: 0.3 ms against 1.8 ms per
-solve at 700 DOFs). A contact's Hessian block is contracted onto the degrees of freedom it
-depends on before it enters the pattern (an affine body's 12 coordinates rather than 16 z
-entries per x-space entry), and a tet's elastic Hessian
-is reused while its deformation gradient stays within ELASTIC_HESSIAN_REUSE of where it was
-computed (benchmarks/bench_trial.py measures both). A warm start's forced first Newton step is
-tried with the factorisation where the last step ended, which then also tests convergence
-(CARRIED_MODEL, CARRIED_CONVERGED): a lift step mostly assembles no Hessian; with the drivers at
-rest it serves the drive's predictor. A contact's barrier Hessian is projected
-to PSD on its column space, 5 of 12 dimensions for most contacts (barrier.py). Broad-phase pairs are kept
-while the contact surface stays within PAIR_CACHE_SLACK dhat of where they were found and
-re-tested box by box (solver.proximity), and a drive round that starts where the last Newton
-solve converged reuses that solve's gradient and factorisation. All three give the same
-iterates as the plain computation up to rounding.
-
-Driven motion (prescribed vertices, kinematic bodies) is imposed in one of two ways per step
-(`_step`): a warm start (solver.warm_start: drivers at their targets, driven pads moved with them,
-affine bodies carried on at their velocity, taken when CCD, tet inversion and a distance floor
-admit the straight motion to it), or else the drive-and-settle continuation (solver.drive_round,
-then solver.newton, up to MAX_DRIVE_ROUNDS rounds). Both start the same Newton solve.
-
-The inner loop calls the kernels of neohookean, broadphase and ccd directly: their inputs are
-the simulation's own arrays (validated once, at construction), and per-call validation would
-cost about as much as the kernels.
-"""
+"""Time stepping by Incremental Potential Contact: `Simulation`, a scene of bodies advanced step by
+step, and the queries the grasp layer asks of it. Each step minimises the incremental potential
+over the free degrees of freedom (docs/physics.md: one time step, the solver, driven motion);
+the parts it is made of are in engine.solver (its package docstring maps them and says how a
+step puts them together)."""
 
 from __future__ import annotations
 
 import time as _time
-from dataclasses import fields
-
 import numpy as np
 
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.affine_body import affine_positions, nearest_rotation
 from ipcgrasp.engine.bodies import AffineBody, DeformableBody, Ground
-from ipcgrasp.engine.broadphase import candidates
 from ipcgrasp.engine.penetration import PenetrationProbe
+from ipcgrasp.engine.solver import queries
 from ipcgrasp.engine.solver.barrier_stiffness import BarrierStiffness
 from ipcgrasp.engine.solver.contact_model import BarrierContact, PenaltyContact
 from ipcgrasp.engine.solver.drive import DrivenBodies
@@ -179,10 +127,6 @@ class Simulation:
         self.model.set_gravity(gravity)
 
     # --------------------------------------------------------------------------- state <-> dofs
-    def _refresh_driven(self):
-        """Write the driven (prescribed/kinematic) positions of the state into c of x = P z + c."""
-        self.contact_map.refresh(self.state)
-
     def pack(self, state: State | None = None, velocities: bool = False) -> np.ndarray:
         """The free DOF vector z (or its rate) of a state (default: the current one)."""
         return self.dofs.pack(state or self.state, velocities)
@@ -255,7 +199,7 @@ class Simulation:
         targets_def, targets_kin = self.driven.targets(drivers)
         x, coll = x_t, coll_t
         alphas, iterations, remaining, warm = [], 0, 1.0, None
-        if targets_def or targets_kin:
+        if (targets_def or targets_kin) and self.settings.warm_start:
             warm = self.warm_start(self.state, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction)
             if warm is not None:
                 x, coll = warm
@@ -306,27 +250,13 @@ class Simulation:
         """Write the free positions of z into the state (velocities are set when the step is
         accepted)."""
         self.dofs.store_positions(self.state, z)
-        self._refresh_driven()
+        self.contact_map.refresh(self.state)  # c of x = P z + c
 
     def incremental_potential(self):
         """The coming step's incremental potential from the current state, without drivers:
-        (energy(z), gradient(z), z_t). For checks and diagnostics; `step` does not use it."""
-        z_t = self.pack()
-        z_tilde = self.potential.predicted(z_t, self.pack(velocities=True))
-        x_t = self.collision_positions(z_t)
-        if self.barrier_stiffness is None and self.contact_law.continuous:
-            self.stiffness.start_step(lambda: self.potential.gradient_without_contact(self.state, z_t, z_tilde),
-                                      x_t, self.potential.collisions(x_t))
-        friction = self.potential.friction_collisions(x_t)
-
-        def energy(z):
-            return self.potential.total(self.potential.energy(self.state, z, z_tilde, friction, x_t)[0])
-
-        def gradient(z):
-            x = self.collision_positions(z)
-            return self.potential.gradient(self.state, z, z_tilde, friction, x_t, x, self.potential.collisions(x))
-
-        return energy, gradient, z_t
+        (energy(z), gradient(z), z_t) (IncrementalPotential.functions_at). For checks and
+        diagnostics; `step` does not use it."""
+        return self.potential.functions_at(self.state)
 
     # --------------------------------------------------------------------------------- queries
     def affine_pose(self, name) -> np.ndarray:
@@ -377,7 +307,7 @@ class Simulation:
     def restore(self, state: State) -> None:
         """Return to an earlier state (e.g. to retry a step with a smaller driver increment)."""
         self.state = state.copy()
-        self._refresh_driven()
+        self.contact_map.refresh(self.state)  # c of x = P z + c
         self._factorisation.carried = False
 
     def contacts_between(self, name, others) -> tuple[contact.Collisions, np.ndarray]:
@@ -385,23 +315,12 @@ class Simulation:
         touch it) closer than dhat in the current configuration, as barrier-type collisions (under
         penalty contact too: dhat is then the reach of its force field), and the contact-surface
         positions x (N, 3), m, they index. After a step under barrier contact these are the step's
-        own active contacts."""
+        own active contacts (solver.queries)."""
         x = self.collision_positions()
-        m = self.mesh
-        pair = np.zeros_like(m.can_collide)
-        for other in others:
-            a, b = self.index[name], self.index[other]
-            pair[a, b] = pair[b, a] = m.can_collide[a, b]
         accepted_x, accepted = self._accepted_contacts
-        if self.contact_law.continuous and accepted is not None and np.array_equal(accepted_x, x):
-            # a body pair's collisions come from its own candidates alone: selecting them from all
-            # of the step's gives what a broad phase over the pair would (same order and weights)
-            a, b = accepted.bodies[:, 0], accepted.bodies[:, 1]
-            rows = (a >= 0) & (b >= 0)
-            rows[rows] = pair[a[rows], b[rows]]
-            return contact.Collisions(**{f.name: getattr(accepted, f.name)[rows] for f in fields(accepted)}), x
-        vf, ee, _ = candidates(x, x, m.edges, m.faces, m.vertex_body, self.dhat, can_collide=pair)
-        return contact.build_collisions(m, x, self.dhat, candidates=(vf, ee, np.zeros(0, dtype=np.int64))), x
+        reuse = self.contact_law.continuous and accepted is not None and np.array_equal(accepted_x, x)
+        return queries.contacts_between(self.mesh, x, self.index[name], [self.index[o] for o in others], self.dhat,
+                                        accepted if reuse else None), x
 
     def set_friction(self, friction, default_friction: float = 0.0) -> None:
         """Friction coefficients from the next step on, as the constructor's `friction` and
@@ -412,21 +331,6 @@ class Simulation:
 
     def body_distance(self, name_a, name_b, max_distance) -> float:
         """Smallest distance (m) between the contact surfaces of two bodies, or inf when it is
-        larger than max_distance (m). The ground is named "ground"."""
-        x = self.collision_positions()
-        m = self.mesh
-        a = self.index[name_a] if name_a != "ground" else -1
-        b = self.index[name_b] if name_b != "ground" else -1
-        if a < 0 and b < 0:
-            raise ValueError("body_distance needs at least one body other than the ground")
-        if a < 0 or b < 0:
-            body = max(a, b)
-            heights = (x[m.vertex_body == body] - m.plane_origin) @ m.plane_normal
-            d = float(heights.min())
-            return d if d <= max_distance else np.inf
-        pair = np.zeros_like(m.can_collide)
-        pair[a, b] = pair[b, a] = True
-        pairs = self.proximity.candidates(x, x, float(max_distance), can_collide=pair)
-        coll = contact.build_collisions(m, x, max_distance, candidates=pairs)
-        d = contact.min_distance(coll, m, x)
-        return d if d <= max_distance else np.inf
+        larger than max_distance (m). The ground is named "ground" (solver.queries)."""
+        a, b = (self.index[n] if n != "ground" else -1 for n in (name_a, name_b))
+        return queries.body_distance(self.mesh, self.proximity, self.collision_positions(), a, b, max_distance)

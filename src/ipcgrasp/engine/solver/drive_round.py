@@ -15,12 +15,14 @@ class DriveRound:
     """settings: SolverSettings; model: solver.model.Model; driven: solver.drive.DrivenBodies;
     potential: solver.potential.IncrementalPotential (its Hessian's factorisation serves the
     round's Newton step); step_limits: solver.line_search.StepLimits; dhat, bbox_diagonal (m):
-    the activation distance and the scene's size. `state` arguments are moved in place."""
+    the activation distance and the scene's size. `state` arguments are moved in place.
+    rounds: how many rounds it has driven (calls; a count for tests and benchmarks)."""
 
     def __init__(self, settings, model, driven, potential, step_limits, dhat, bbox_diagonal):
         self.settings, self.model, self.driven, self.potential = settings, model, driven, potential
         self.factorisation = potential.hessian_assembly.factorisation
         self.step_limits, self.dhat, self.bbox_diagonal = step_limits, dhat, bbox_diagonal
+        self.rounds = 0
 
     def __call__(self, state, targets_def, targets_kin, z_tilde, friction, x_t, x, coll):
         """Move prescribed vertices and kinematic bodies from where they are toward their targets,
@@ -30,6 +32,7 @@ class DriveRound:
         it), as far as CCD and tet inversion allow. Returns the fraction of the remaining driven
         motion taken (1 = all of it) and the active contacts after the move (x, coll: the contact
         positions and active contacts before it)."""
+        self.rounds += 1
         dofs = self.model.dofs
         z = dofs.pack(state)
         dc = []  # per deformable: the prescribed vertices' displacements (zero elsewhere)

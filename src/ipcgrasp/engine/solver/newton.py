@@ -195,7 +195,7 @@ class Newton:
         """Store the converged z in `state` (its velocities (z - z_t) / h and time too; x, coll:
         its contact positions and active contacts; the factorisation then holds the Hessian where
         the step ended) and report the step (StepStats)."""
-        self._factorisation.carried = True
+        self._factorisation.carried = self.settings.carry_factorisation
         h = self.settings.dt
         v = (z - z_t) / h
         strain = self.potential.strain_energy(state, z)

@@ -25,7 +25,8 @@ class IncrementalPotential:
     solver.proximity.Proximity; dhat (m): the activation distance; stiffness:
     solver.barrier_stiffness.BarrierStiffness, whose current kappa weighs the barrier).
 
-    hessian: the HessianAssembly of its Hessian; known_min_distances: (contacts, positions, their
+    hessian_assembly: the HessianAssembly of its Hessian; hessians_assembled: how many times
+    `hessian` has been called (a count for tests and benchmarks); known_min_distances: (contacts, positions, their
     smallest distance) of the last MIN_DISTANCES_KEPT evaluations, the latest first."""
 
     def __init__(self, model, settings, contact_model, proximity, dhat, stiffness):
@@ -33,12 +34,35 @@ class IncrementalPotential:
         self.contact_model, self.proximity = contact_model, proximity
         self.dhat, self.stiffness = dhat, stiffness
         self.hessian_assembly = HessianAssembly(model, settings)
+        self.hessians_assembled = 0
         self.known_min_distances = []
 
     def predicted(self, z_t, v_t):
         """z~ = z_t + h v_t + h^2 a_gravity."""
         h = self.settings.dt
         return z_t + h * v_t + h * h * self.model.gravity_acc
+
+    def functions_at(self, state):
+        """The coming step's E from `state`, without drivers, and its gradient: (energy(z),
+        gradient(z), z_t), with kappa set by the stiffness heuristic when it is not yet. For checks
+        and diagnostics; a step does not use it."""
+        dofs, contact_map = self.model.dofs, self.model.contact_map
+        z_t = dofs.pack(state)
+        z_tilde = self.predicted(z_t, dofs.pack(state, True))
+        x_t = contact_map.positions(z_t)
+        if self.stiffness.kappa is None and self.contact_model.continuous:
+            self.stiffness.start_step(lambda: self.gradient_without_contact(state, z_t, z_tilde), x_t,
+                                      self.collisions(x_t))
+        friction = self.friction_collisions(x_t)
+
+        def energy(z):
+            return self.total(self.energy(state, z, z_tilde, friction, x_t)[0])
+
+        def gradient(z):
+            x = contact_map.positions(z)
+            return self.gradient(state, z, z_tilde, friction, x_t, x, self.collisions(x))
+
+        return energy, gradient, z_t
 
     def collisions(self, x, candidate_pairs=None):
         """Active contacts at x; `candidate_pairs` from `Proximity.candidates` over a segment
@@ -133,6 +157,7 @@ class IncrementalPotential:
         model's are always); x, coll: the contact positions and active contacts at z. The pattern
         grows when contacts couple degrees of freedom it lacks. Records coll's contacts as those
         of the Hessian about to be factored (Factorisation.contacts)."""
+        self.hessians_assembled += 1
         assembly = self.hessian_assembly
         X = self.model.dofs.scene_positions(state, z)
         data = assembly.without_contact(z, X)

@@ -83,7 +83,12 @@ class SolverSettings:
     (N/m per contact), penalty_margin r (m, boundary layer of every mesh: meshes touch below 2 r,
     the ground below r; the activation distance `Simulation.dhat` becomes 2 r and `dhat` is not
     used), penalty_clusters K (at most K k-means representative contacts per body pair, lagged
-    per friction pass; 0 = every contact)."""
+    per friction pass; 0 = every contact).
+    warm_start: a step with moving drivers first tries solver.warm_start's guess of where it ends
+    (False: every such step takes the drive-and-settle continuation); carry_factorisation: a
+    step may start from the factorisation where the last step ended (solver.newton; False: every
+    step starts with fresh Hessians). Both give the same minimiser within the Newton tolerance;
+    they are switches for checking that."""
 
     dt: float = 0.02
     gravity: tuple = (0.0, 0.0, -9.81)
@@ -100,6 +105,8 @@ class SolverSettings:
     penalty_stiffness: float = 1e5
     penalty_margin: float = 5e-4
     penalty_clusters: int = 0
+    warm_start: bool = True
+    carry_factorisation: bool = True
 
     def __post_init__(self):
         if self.contact_model not in CONTACT_MODELS:
