@@ -51,6 +51,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
+from ipcgrasp.grasp.grip_motion import (GRAVITY, GripReference, grasp_centre, grip_motion, gravity_torque,
+                                        lever_arm, torsional_capacity)
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult, HoldCheck, judge_hold
@@ -219,6 +221,7 @@ class GraspProcedure:
         self._grip_drift = 0.0  # m the force grip moved the jaws in its last step (its next first guess)
         self._grip_slope = 0.0  # N/m the force grip's last secant slope of force over jaw position (0: none yet)
         self._spent = 0  # Newton iterations of every step attempt so far (what newton_budget bounds)
+        self._grip: GripReference | None = None  # the grip at the close (grip_motion measures from it)
 
     def run(self) -> GraspResult:
         return self.run_variants([self.params])[0]
@@ -429,6 +432,7 @@ class GraspProcedure:
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
                 r.close_opening = r.start_opening - 2 * s.reached - sum(backend.finger_deflections())
                 self.grip_force = float(np.mean(report.pad_forces))
+                self._fix_grip()
                 return
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
@@ -505,6 +509,7 @@ class GraspProcedure:
         while self.lifted < top:
             self.lifted = min(self.lifted + self.lift_speed * self.backend.dt, top)
             self._guarded(self._grip_step, phase="lift")
+            self._track_grip()
             height = self.backend.object_height()
             r.lift_height = max(r.lift_height, height)
             if height >= p.lift_height:
@@ -520,6 +525,7 @@ class GraspProcedure:
         self.phase = "hold"
         for _ in range(int(round(p.hold_time / self.backend.dt))):
             report = self._guarded(self._grip_step, phase="hold")
+            self._track_grip()
             signals = self.backend.hold_signals(report)
             if signals is None:
                 return
@@ -533,8 +539,64 @@ class GraspProcedure:
 
     def _judge(self) -> None:
         held, reason = self._held()
+        if not held:
+            reason = f"{reason}; {self._slip_account()}"
         self.result.success, self.result.reason = held, reason
         self.result.failure_mode = None if held else "slip"
+
+    # ------------------------------------------------------------------------- the object in the grip
+    def _fix_grip(self) -> None:
+        """At the close: fix the grip (`grip_motion.GripReference`: the gripper frame, the object's
+        pose, the grasp centre between the pads' pressure centres, the grasp axis) and record both
+        sides of the pivot condition, the pads' torsional friction capacity about the grasp axis
+        and the weight's torque about it (GraspResult.torsional_capacity, contact_radius,
+        lever_arm, gravity_torque)."""
+        r, backend = self.result, self.backend
+        wrist, jaws = self._sent_poses(self.closed)
+        capacity = torsional_capacity(*backend.pad_contacts(), self.params.mu, self.axis)
+        centre = grasp_centre(capacity, jaws[:, :3, 3].mean(axis=0))
+        self._grip = GripReference(wrist, backend.object_pose(), centre, self.axis.copy())
+        offset = backend.object_vertices() - centre
+        self._grip_reach = float(np.max(np.linalg.norm(offset - np.outer(offset @ self.axis, self.axis), axis=1)))
+        r.torsional_capacity, r.contact_radius = capacity.capacity, capacity.radius
+        r.lever_arm = lever_arm(backend.object_centre(), centre, self.axis)
+        r.gravity_torque = gravity_torque(backend.object_mass, backend.object_centre(), centre, self.axis)
+
+    def _grip_motion(self) -> tuple[float, float]:
+        """(slide m, pivot rad) of the object relative to the gripper since the close
+        (`grip_motion.grip_motion`); NaN before the close."""
+        if self._grip is None:
+            return float("nan"), float("nan")
+        return grip_motion(self._grip, self._sent_poses(self.closed)[0], self.backend.object_pose())
+
+    def _track_grip(self) -> None:
+        """After an accepted lift or hold step: the largest slide and pivot so far."""
+        slide, pivot = self._grip_motion()
+        r = self.result
+        r.grip_slide, r.grip_pivot = max(r.grip_slide, slide), max(r.grip_pivot, abs(pivot))
+
+    def _slip_account(self) -> str:
+        """How a slip left the grip, in words with its figures, and GraspResult.slip_kind:
+        "pivoted" when the largest rotation about the grasp axis moved the object's farthest point
+        (from the axis) more than the largest slide along the pads moved it, else "slid". A pivot
+        is set against the weight's torque about the axis and the pads' torsional friction
+        capacity, a slide against the weight and the pads' friction 2 mu F."""
+        self._track_grip()
+        r, mu = self.result, self.params.mu
+        weight = self.backend.object_mass * GRAVITY
+        friction = mu * float(np.sum(r.close_forces))
+        pivoted = r.grip_pivot * self._grip_reach > r.grip_slide
+        r.slip_kind = "pivoted" if pivoted else "slid"
+        torque = (f"gravity torque m g d = {r.gravity_torque * 1e3:.1f} N mm (d = {r.lever_arm * 1e3:.1f} mm)")
+        if np.isfinite(r.torsional_capacity):
+            torque += (f" vs the pads' torsional friction capacity ~ {r.torsional_capacity * 1e3:.1f} N mm "
+                       f"(2/3 mu F a per pad, a = {r.contact_radius * 1e3:.1f} mm)")
+        if pivoted:
+            return (f"it pivoted {np.degrees(r.grip_pivot):.0f} deg about the grasp axis (slid "
+                    f"{r.grip_slide * 1e3:.1f} mm along the pads): {torque}")
+        return (f"it slid {r.grip_slide * 1e3:.1f} mm along the pads (turned {np.degrees(r.grip_pivot):.1f} deg "
+                f"about the grasp axis): weight m g = {weight:.2f} N vs the pads' friction 2 mu F = {friction:.1f} N; "
+                f"{torque}")
 
     def _held(self) -> tuple[bool, str]:
         p, backend = self.params, self.backend
@@ -627,7 +689,8 @@ class GraspProcedure:
         if self.record_trajectory:
             r.trajectory.append(step_record(report, self.phase, self.backend.object_pose(),
                                             self.backend.object_height(), r.start_opening - 2 * closed,
-                                            self.backend.pad_contacts(), *self._sent_poses(closed)))
+                                            self.backend.pad_contacts(), *self._sent_poses(closed),
+                                            self._grip_motion()))
         self._time = report.time
         if self.progress:
             self.progress(report.time)
@@ -731,7 +794,8 @@ class GraspProcedure:
             return run()
         except BackendFailed as exc:
             if phase in ("lift", "hold") and self._dropped():
-                self._fail("slip", f"the object left the pads during the {phase} (then the solver failed: {exc})")
+                self._fail("slip", f"the object left the pads during the {phase} (then the solver failed: {exc}); "
+                                   f"{self._slip_account()}")
             self._fail("solver", f"{phase}: {exc}")
 
     def _dropped(self) -> bool:
