@@ -19,10 +19,14 @@ share one friction limit (the pads' limit surface), so a pad carrying weight res
 less torque; at the weights of a held object (m g a few per cent of 2 mu F) the difference is
 those few per cent.
 
+A third way needs no weight at all: where the pads meet the object on surfaces that lean from
+the grasp axis by more than the friction cone's half-angle atan(mu), the squeeze pushes the
+object along the pads like a wedge (`contact_tilt`).
+
 `GripReference` fixes the grip at the close (the gripper frame, the object's pose, the grasp
 centre and axis); `grip_motion` measures, at any later step, the object's motion relative to the
-gripper split into a slide (the grasp centre's displacement across the axis) and a pivot
-(rotation about the axis); `torsional_capacity` and `gravity_torque` give the two sides of the
+gripper split into a slide (the grasp centre's displacement across the axis), a pivot (rotation
+about the axis) and a roll (rotation about an axis across it: the object rolling over the pads); `torsional_capacity` and `gravity_torque` give the two sides of the
 pivot condition from the pads' point contacts and the object's centre of mass. Lengths in m,
 angles in rad, forces in N, torques in N m.
 """
@@ -104,6 +108,25 @@ def torsional_capacity(points, forces, pads, mu: float, axis) -> TorsionalCapaci
     return TorsionalCapacity(float(sum(capacities)), tuple(totals), tuple(capacities), tuple(radii), tuple(centres))
 
 
+def contact_tilt(forces, pads, axis) -> float:
+    """The largest angle (rad) over the pads between a pad's resultant normal force on the object
+    (forces (K, 3) N, pads (K,) as `Backend.pad_contacts` gives them) and the grasp axis (either
+    sense): how far the contact normals lean from the squeeze's line. Beyond the friction cone's
+    half-angle atan(mu) the squeeze itself pushes the object along the pads, whatever its weight
+    (a wedge pinched between the pads). NaN when no pad carries a finite force."""
+    forces = np.asarray(forces, dtype=np.float64).reshape(-1, 3)
+    pads = np.asarray(pads).reshape(-1)
+    axis = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
+    tilts = []
+    for pad in range(2):
+        on = (pads == pad) & np.all(np.isfinite(forces), axis=1)
+        total = forces[on].sum(axis=0)
+        norm = float(np.linalg.norm(total))
+        if norm > 0.0:
+            tilts.append(float(np.arccos(min(abs(total @ axis) / norm, 1.0))))
+    return max(tilts) if tilts else float("nan")
+
+
 def grasp_centre(capacity: TorsionalCapacity, fallback) -> np.ndarray:
     """The midpoint of the pads' pressure centres (m); `fallback` (3,) where a pad has none."""
     centres = [c for c in capacity.centres if np.all(np.isfinite(c))]
@@ -137,12 +160,14 @@ def rotation_vector(rotation) -> np.ndarray:
     return angle * w / (2.0 * np.sin(angle))
 
 
-def grip_motion(reference: GripReference, wrist, object_pose) -> tuple[float, float]:
+def grip_motion(reference: GripReference, wrist, object_pose) -> tuple[float, float, float]:
     """The object's motion relative to the gripper since `reference`, with the gripper's frame
-    now `wrist` (4x4) and the object at `object_pose` (4x4): (slide, pivot). slide (m): how far
-    the object's material point that was at the grasp centre moved relative to the gripper,
+    now `wrist` (4x4) and the object at `object_pose` (4x4): (slide, pivot, roll). slide (m): how
+    far the object's material point that was at the grasp centre moved relative to the gripper,
     across the grasp axis (along the pads); pivot (rad, signed about the grasp axis): the
-    component along that axis of the object's rotation relative to the gripper."""
+    component along that axis of the object's rotation (vector) relative to the gripper; roll
+    (rad, unsigned): the size of its component across the axis, the object rolling over the
+    pads (their contact points move, the jaws close or open after it)."""
     relative_then = np.linalg.solve(reference.wrist, reference.object_pose)  # object in the gripper frame
     relative_now = np.linalg.solve(np.asarray(wrist, dtype=np.float64), np.asarray(object_pose, dtype=np.float64))
     motion = relative_now @ np.linalg.inv(relative_then)  # gripper-frame points at the close -> now
@@ -150,5 +175,6 @@ def grip_motion(reference: GripReference, wrist, object_pose) -> tuple[float, fl
     axis = reference.wrist[:3, :3].T @ reference.axis
     moved = motion[:3, :3] @ centre + motion[:3, 3] - centre
     slide = float(np.linalg.norm(moved - (moved @ axis) * axis))
-    pivot = float(rotation_vector(motion[:3, :3]) @ axis)
-    return slide, pivot
+    turn = rotation_vector(motion[:3, :3])
+    pivot = float(turn @ axis)
+    return slide, pivot, float(np.linalg.norm(turn - pivot * axis))

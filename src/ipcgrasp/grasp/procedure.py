@@ -51,8 +51,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
-from ipcgrasp.grasp.grip_motion import (GRAVITY, GripReference, grasp_centre, grip_motion, gravity_torque,
-                                        lever_arm, torsional_capacity)
+from ipcgrasp.grasp.grip_motion import (GRAVITY, GripReference, contact_tilt, grasp_centre, grip_motion,
+                                        gravity_torque, lever_arm, torsional_capacity)
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult, HoldCheck, judge_hold
@@ -550,60 +550,70 @@ class GraspProcedure:
         pose, the grasp centre between the pads' pressure centres, the grasp axis) and record both
         sides of the pivot condition, the pads' torsional friction capacity about the grasp axis
         and the weight's torque about it (GraspResult.torsional_capacity, contact_radius,
-        lever_arm, gravity_torque)."""
+        lever_arm, gravity_torque), and how far the pads' contact normals lean from the grasp axis
+        (contact_tilt)."""
         r, backend = self.result, self.backend
         wrist, jaws = self._sent_poses(self.closed)
-        capacity = torsional_capacity(*backend.pad_contacts(), self.params.mu, self.axis)
+        points, forces, pads = backend.pad_contacts()
+        capacity = torsional_capacity(points, forces, pads, self.params.mu, self.axis)
+        r.contact_tilt = contact_tilt(forces, pads, self.axis)
         centre = grasp_centre(capacity, jaws[:, :3, 3].mean(axis=0))
         self._grip = GripReference(wrist, backend.object_pose(), centre, self.axis.copy())
+        self._grip_closed = self.closed
         offset = backend.object_vertices() - centre
         self._grip_reach = float(np.max(np.linalg.norm(offset - np.outer(offset @ self.axis, self.axis), axis=1)))
         r.torsional_capacity, r.contact_radius = capacity.capacity, capacity.radius
         r.lever_arm = lever_arm(backend.object_centre(), centre, self.axis)
         r.gravity_torque = gravity_torque(backend.object_mass, backend.object_centre(), centre, self.axis)
 
-    def _grip_motion(self) -> tuple[float, float]:
-        """(slide m, pivot rad) of the object relative to the gripper since the close
+    def _grip_motion(self) -> tuple[float, float, float]:
+        """(slide m, pivot rad, roll rad) of the object relative to the gripper since the close
         (`grip_motion.grip_motion`); NaN before the close."""
         if self._grip is None:
-            return float("nan"), float("nan")
+            return float("nan"), float("nan"), float("nan")
         return grip_motion(self._grip, self._sent_poses(self.closed)[0], self.backend.object_pose())
 
     def _track_grip(self) -> None:
-        """After an accepted lift or hold step: the largest slide and pivot so far."""
-        slide, pivot = self._grip_motion()
+        """After an accepted lift or hold step: the largest slide, pivot and roll so far."""
+        slide, pivot, roll = self._grip_motion()
         r = self.result
-        r.grip_slide, r.grip_pivot = max(r.grip_slide, slide), max(r.grip_pivot, abs(pivot))
+        r.grip_slide, r.grip_pivot, r.grip_roll = max(r.grip_slide, slide), max(r.grip_pivot, abs(pivot)), max(
+            r.grip_roll, roll)
 
     def _slip_account(self) -> str:
-        """How a slip left the grip, in words with its figures, and GraspResult.slip_kind:
-        "pivoted" when the largest rotation about the grasp axis moved the object's farthest point
-        (from the axis) more than the largest slide along the pads moved it, else "slid". A pivot
-        is set against the weight's torque about the axis and the pads' torsional friction
-        capacity, a slide against the weight and the pads' friction 2 mu F."""
+        """How a slip left the grip, in words with its figures, and GraspResult.slip_kind: of the
+        slide along the pads, the pivot about the grasp axis and the roll over the pads, the one
+        that moved the object's farthest point (from the grasp axis) most ("slid", "pivoted" or
+        "rolled"; a rotation's arc is its angle times that distance). A pivot is set against the
+        weight's torque about the axis and the pads' torsional friction capacity; a slide or a
+        roll against the weight and the pads' friction 2 mu F and the lean of the contact normals
+        from the grasp axis against the friction cone (a wedge the squeeze pushes out)."""
         self._track_grip()
         r, mu = self.result, self.params.mu
-        weight = self.backend.object_mass * GRAVITY
-        friction = mu * float(np.sum(r.close_forces))
-        pivoted = r.grip_pivot * self._grip_reach > r.grip_slide
-        r.slip_kind = "pivoted" if pivoted else "slid"
-        torque = (f"gravity torque m g d = {r.gravity_torque * 1e3:.1f} N mm (d = {r.lever_arm * 1e3:.1f} mm)")
+        arcs = {"slid": r.grip_slide, "pivoted": r.grip_pivot * self._grip_reach,
+                "rolled": r.grip_roll * self._grip_reach}
+        r.slip_kind = max(arcs, key=arcs.get)
+        torque = f"gravity torque m g d = {r.gravity_torque * 1e3:.1f} N mm (d = {r.lever_arm * 1e3:.1f} mm)"
         if np.isfinite(r.torsional_capacity):
             torque += (f" vs the pads' torsional friction capacity ~ {r.torsional_capacity * 1e3:.1f} N mm "
                        f"(2/3 mu F a per pad, a = {r.contact_radius * 1e3:.1f} mm)")
-        if pivoted:
+        if r.slip_kind == "pivoted":
             return (f"it pivoted {np.degrees(r.grip_pivot):.0f} deg about the grasp axis (slid "
-                    f"{r.grip_slide * 1e3:.1f} mm along the pads): {torque}")
-        return (f"it slid {r.grip_slide * 1e3:.1f} mm along the pads (turned {np.degrees(r.grip_pivot):.1f} deg "
-                f"about the grasp axis): weight m g = {weight:.2f} N vs the pads' friction 2 mu F = {friction:.1f} N; "
-                f"{torque}")
-
-    def _held(self) -> tuple[bool, str]:
-        p, backend = self.params, self.backend
-        check = HoldCheck(object_height=backend.object_height(), lift_height=self.result.lift_height,
-                          pad_object=tuple(backend.pad_object_distance(i, p.contact_tol) for i in range(2)),
-                          pad_pad=backend.pad_pad_distance(2 * backend.approach_distance))
-        return judge_hold(check, p.lift_height, p.contact_tol, backend.approach_distance)
+                    f"{r.grip_slide * 1e3:.1f} mm along the pads, rolled {np.degrees(r.grip_roll):.1f} deg over "
+                    f"them): {torque}")
+        force = (f"weight m g = {self.backend.object_mass * GRAVITY:.2f} N vs the pads' friction 2 mu F = "
+                 f"{mu * float(np.sum(r.close_forces)):.1f} N")
+        if np.isfinite(r.contact_tilt):
+            force += (f"; the pads' contact normals lean up to {np.degrees(r.contact_tilt):.0f} deg from the grasp "
+                      f"axis (friction cone atan mu = {np.degrees(np.arctan(mu)):.0f} deg)")
+        if r.slip_kind == "rolled":
+            closed = 2 * (self.closed - self._grip_closed)
+            return (f"it rolled {np.degrees(r.grip_roll):.1f} deg over the pads, about an axis across the grasp "
+                    f"axis, the jaws closing {closed * 1e3:.1f} mm after it (slid {r.grip_slide * 1e3:.1f} mm "
+                    f"along the pads, pivoted {np.degrees(r.grip_pivot):.1f} deg about the grasp axis): {force}; "
+                    f"{torque}")
+        return (f"it slid {r.grip_slide * 1e3:.1f} mm along the pads (pivoted {np.degrees(r.grip_pivot):.1f} deg "
+                f"about the grasp axis, rolled {np.degrees(r.grip_roll):.1f} deg over the pads): {force}; {torque}")
 
     # ------------------------------------------------------------------------------ after the hold
     def _after_hold(self) -> None:
