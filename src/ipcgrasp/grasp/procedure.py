@@ -615,6 +615,13 @@ class GraspProcedure:
         return (f"it slid {r.grip_slide * 1e3:.1f} mm along the pads (pivoted {np.degrees(r.grip_pivot):.1f} deg "
                 f"about the grasp axis, rolled {np.degrees(r.grip_roll):.1f} deg over the pads): {force}; {torque}")
 
+    def _held(self) -> tuple[bool, str]:
+        p, backend = self.params, self.backend
+        check = HoldCheck(object_height=backend.object_height(), lift_height=self.result.lift_height,
+                          pad_object=tuple(backend.pad_object_distance(i, p.contact_tol) for i in range(2)),
+                          pad_pad=backend.pad_pad_distance(2 * backend.approach_distance))
+        return judge_hold(check, p.lift_height, p.contact_tol, backend.approach_distance)
+
     # ------------------------------------------------------------------------------ after the hold
     def _after_hold(self) -> None:
         p, r = self.params, self.result
