@@ -151,6 +151,11 @@ def _grouped(variants: list, names: tuple) -> list[list]:
     return list(groups.values())
 
 
+def _figure(value: float) -> str:
+    """A figure for a reason: one decimal from 1 on, two significant digits below (0.041)."""
+    return f"{value:.1f}" if abs(value) >= 1.0 else f"{value:.2g}"
+
+
 class _Over(Exception):
     """The trial is decided (the result holds its verdict)."""
 
@@ -593,10 +598,11 @@ class GraspProcedure:
         arcs = {"slid": r.grip_slide, "pivoted": r.grip_pivot * self._grip_reach,
                 "rolled": r.grip_roll * self._grip_reach}
         r.slip_kind = max(arcs, key=arcs.get)
-        torque = f"gravity torque m g d = {r.gravity_torque * 1e3:.1f} N mm (d = {r.lever_arm * 1e3:.1f} mm)"
+        torque = (f"gravity torque m g d = {_figure(r.gravity_torque * 1e3)} N mm (d = {_figure(r.lever_arm * 1e3)} "
+                  "mm)")
         if np.isfinite(r.torsional_capacity):
-            torque += (f" vs the pads' torsional friction capacity ~ {r.torsional_capacity * 1e3:.1f} N mm "
-                       f"(2/3 mu F a per pad, a = {r.contact_radius * 1e3:.1f} mm)")
+            torque += (f" vs the pads' torsional friction capacity ~ {_figure(r.torsional_capacity * 1e3)} N mm "
+                       f"(2/3 mu F a per pad, a = {_figure(r.contact_radius * 1e3)} mm)")
         if r.slip_kind == "pivoted":
             return (f"it pivoted {np.degrees(r.grip_pivot):.0f} deg about the grasp axis (slid "
                     f"{r.grip_slide * 1e3:.1f} mm along the pads, rolled {np.degrees(r.grip_roll):.1f} deg over "
