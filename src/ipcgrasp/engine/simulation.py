@@ -96,6 +96,7 @@ from ipcgrasp.engine.solver.settings import (
     MAX_CLUSTER_PASSES,
     MAX_DRIVE_ROUNDS,
     MIN_DISTANCES_KEPT,
+    NEWTON_GAP_FLOOR,
     UNPROJECTED_CONTACTS_NEAR,
     SolverSettings,
     StepFailed,
@@ -621,8 +622,20 @@ class Simulation:
     def _solve(self, data, rhs):
         """Solve H p = rhs for the Hessian values `data`."""
         if not self._factor(data):
-            raise StepFailed("the Newton Hessian is singular (a zero pivot in its LDL^T)", self.state.copy())
+            raise StepFailed(f"the Newton Hessian is singular (a zero pivot in its LDL^T{self._zero_pivot(data)})",
+                             self.state.copy())
         return self._solver.solve(rhs)
+
+    def _zero_pivot(self, data) -> str:
+        """Where the last factorisation met its zero pivot, in words: the degree of freedom, its
+        diagonal entry and the largest entry of the Hessian (values `data`)."""
+        zero = np.flatnonzero(self._solver.D == 0.0)
+        if not zero.size:
+            return ""
+        index = int(self._solver.perm[zero[0]])
+        diagonal = data[self._indptr[index + 1] - 1]
+        return (f" at {self.dofs.describe(index, [b.name for b in self.affines])}: its diagonal entry "
+                f"{diagonal:.3g}, the largest entry {np.max(np.abs(data)):.3g}")
 
     # ------------------------------------------------------------------------------- stepping
     def _drive(self, targets_def, targets_kin, z_tilde, friction, x_t, x, coll):
@@ -1004,7 +1017,9 @@ class Simulation:
             if terms is None:
                 terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
             e0 = self._total_energy(terms)
-            alpha, (terms1, x1, coll1) = backtrack(self._trial(z, p, z_tilde, friction, x_t, pairs), e0, alpha)
+            floor = min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2)) if continuous else 0.0
+            alpha, (terms1, x1, coll1) = backtrack(self._trial(z, p, z_tilde, friction, x_t, pairs, floor), e0,
+                                                   alpha)
             if carried:
                 decrease, predicted = e0 - self._total_energy(terms1), -0.5 * float(g @ p)
                 if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
@@ -1014,7 +1029,7 @@ class Simulation:
             if alpha < MIN_STEP:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", self.state.copy())
             if alpha == 1.0 and not carried:
-                longer = self._longer_trial(z, p, x, dx, X, dX, z_tilde, friction, x_t)
+                longer = self._longer_trial(z, p, x, dx, X, dX, z_tilde, friction, x_t, floor)
                 alpha, (terms1, x1, coll1) = extrapolate(longer, e0, float(g @ p), self._total_energy(terms1),
                                                          (terms1, x1, coll1))
             alphas.append(alpha)
@@ -1053,22 +1068,26 @@ class Simulation:
         surface, the contact-surface displacements (N,3) under it)."""
         return self.contact_map.step_norm(p, self.dofs.position_dofs)
 
-    def _trial(self, z, p, z_tilde, friction, x_t, pairs):
+    def _trial(self, z, p, z_tilde, friction, x_t, pairs, floor=0.0):
         """The line search's trial at z + alpha p: alpha -> (E there, (its terms for _total_energy,
         the contact positions, the active contacts)); pairs: Proximity.candidates over the
-        contact surface's motion under p."""
+        contact surface's motion under p. E is inf where a contact is closer than `floor` (m;
+        NEWTON_GAP_FLOOR), so that backtracking shortens the step."""
 
         def trial_at(alpha):
             found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+            if floor > 0.0 and self._min_distance_of(found[2], found[1]) < floor:
+                return np.inf, found
             return self._total_energy(found[0]), found
 
         return trial_at
 
-    def _longer_trial(self, z, p, x, dx, X, dX, z_tilde, friction, x_t):
+    def _longer_trial(self, z, p, x, dx, X, dX, z_tilde, friction, x_t, floor=0.0):
         """The extrapolation's trial at z + alpha p (alpha > 1), as _trial, or None when the
-        longer step inverts a tet or (barrier) CCD finds a collision on it; x, dx: the contact
-        positions at z and their displacements under p; X, dX: the deformable vertices at z and
-        their displacements under p (Dofs.scene_positions, Dofs.scene_steps)."""
+        longer step inverts a tet, (barrier) CCD finds a collision on it or it puts a contact
+        closer than `floor` (m); x, dx: the contact positions at z and their displacements under
+        p; X, dX: the deformable vertices at z and their displacements under p
+        (Dofs.scene_positions, Dofs.scene_steps)."""
 
         def trial_at(alpha):
             if self.step_limits.noninverting_fraction(X, alpha * dX) < 1.0:
@@ -1077,6 +1096,8 @@ class Simulation:
             if self.contact_model.continuous and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
                 return None
             found = self._energy(z + alpha * p, z_tilde, friction, x_t, pairs)
+            if floor > 0.0 and self._min_distance_of(found[2], found[1]) < floor:
+                return None
             return self._total_energy(found[0]), found
 
         return trial_at
