@@ -971,6 +971,8 @@ class Simulation:
         alphas = []
         continuous = self.contact_model.continuous
         prev_min_d2 = self._min_distance_of(coll, x) ** 2 if continuous else None
+        # no iterate brings a contact closer than this (m; NEWTON_GAP_FLOOR)
+        floor = min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2)) if continuous else 0.0
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
@@ -1017,7 +1019,6 @@ class Simulation:
             if terms is None:
                 terms = self._energy(z, z_tilde, friction, x_t, coll=coll)[0]
             e0 = self._total_energy(terms)
-            floor = min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2)) if continuous else 0.0
             alpha, (terms1, x1, coll1) = backtrack(self._trial(z, p, z_tilde, friction, x_t, pairs, floor), e0,
                                                    alpha)
             if carried:

@@ -48,8 +48,8 @@ CARRIED_CONVERGED = 0.5
 # event of the noisy cube trials ended the other way (docs/performance.md, "Unprojected contact
 # Hessians near convergence").
 UNPROJECTED_CONTACTS_NEAR = 2.5
-# A Newton iterate keeps every contact at least min(NEWTON_GAP_FLOOR x dhat, half the smallest
-# contact distance where the iteration starts) apart: the line search treats a trial below that as
+# No Newton iterate brings a contact closer than min(NEWTON_GAP_FLOOR x dhat, half the smallest
+# contact distance where the solve starts): the line search treats a trial below that as
 # infeasible and halves the step. CCD alone lets each iteration close a gap by 90 %, and the log
 # barrier's energy grows only with log(1/d), so iterates could put a contact at 1e-6 dhat and
 # below; the barrier's Hessian there, 2 kappa dhat^4 / d^2, outgrows the object's inertia by more
