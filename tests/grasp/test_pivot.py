@@ -87,11 +87,13 @@ def test_grip_motion_tells_a_pivot_about_the_grasp_axis_from_a_slide_along_the_p
     turn = _pose(_rotation(axis, 0.3))
     about_centre = _pose(translation=centre) @ turn @ _pose(translation=-centre)
     slide, pivot, roll = grip_motion(ref, wrist, about_centre @ obj)
-    assert slide == pytest.approx(0.0, abs=1e-12) and pivot == pytest.approx(0.3) and roll == pytest.approx(0.0, abs=1e-9)
+    assert slide == pytest.approx(0.0, abs=1e-12) and pivot == pytest.approx(0.3)
+    assert roll == pytest.approx(0.0, abs=1e-9)
     # turned 0.2 rad about the approach (gripper z) through the centre, an axis across the grasp axis: a roll
     across = _pose(translation=centre) @ _pose(_rotation(wrist[:3, 2], -0.2)) @ _pose(translation=-centre)
     slide, pivot, roll = grip_motion(ref, wrist, across @ obj)
-    assert slide == pytest.approx(0.0, abs=1e-12) and pivot == pytest.approx(0.0, abs=1e-9) and roll == pytest.approx(0.2)
+    assert slide == pytest.approx(0.0, abs=1e-12) and pivot == pytest.approx(0.0, abs=1e-9)
+    assert roll == pytest.approx(0.2)
     # moved 2 mm down, across the axis: a slide, no pivot; a shift along the axis is no slide
     down = np.cross(axis, wrist[:3, 1])
     slid = obj.copy()

@@ -26,9 +26,10 @@ object along the pads like a wedge (`contact_tilt`).
 `GripReference` fixes the grip at the close (the gripper frame, the object's pose, the grasp
 centre and axis); `grip_motion` measures, at any later step, the object's motion relative to the
 gripper split into a slide (the grasp centre's displacement across the axis), a pivot (rotation
-about the axis) and a roll (rotation about an axis across it: the object rolling over the pads); `torsional_capacity` and `gravity_torque` give the two sides of the
-pivot condition from the pads' point contacts and the object's centre of mass. Lengths in m,
-angles in rad, forces in N, torques in N m.
+about the axis) and a roll (rotation about an axis across it: the object rolling over the pads);
+`torsional_capacity` and `gravity_torque` give the two sides of the pivot condition from the
+pads' point contacts and the object's centre of mass. Lengths in m, angles in rad, forces in N,
+torques in N m.
 """
 
 from __future__ import annotations
