@@ -38,7 +38,19 @@ class GraspResult:
     displacement and rotation angle of the object during the squeeze; object_lateral_translation:
     the largest part of that displacement across the closing direction (a jaw that touches first
     pushes the object along the closing direction until the other catches it: that is not a
-    push out of the grasp); lift_height: highest the
+    push out of the grasp); grip_slide, grip_pivot, grip_roll: the object's largest motion
+    relative to the gripper during the lift and hold (`grasp.grip_motion`): how far its point at
+    the grasp centre slid along the pads (m), how far it turned about the grasp axis (rad,
+    unsigned) and about an axis across it, rolling over the pads (rad); slip_kind: on a slip,
+    which of the three moved the object's farthest point from the grasp axis most, "slid",
+    "pivoted" or "rolled", else ""; at the close, the two sides of the pivot condition:
+    gravity_torque = m g lever_arm (N m; lever_arm, m, the horizontal distance of the centre of
+    mass from the grasp axis) and torsional_capacity (N m), the pads' torsional friction about the
+    grasp axis, mu sum f_i r_i over their point contacts, with contact_radius (m) the force-weighted
+    radius a of the uniform-pressure disc with that capacity (2/3 mu F a per pad; NaN where the
+    model does not report point contact forces); contact_tilt (rad): at the close, the largest
+    angle over the pads between a pad's resultant normal force and the grasp axis (beyond
+    atan(mu) the squeeze alone pushes the object along the pads); lift_height: highest the
     object's lowest point got above the ground; min_distance: smallest contact distance over
     all steps; newton_iterations: total over the steps taken (attempts retried from their
     start, abandoned or failed count only against SimParams.newton_budget);
@@ -79,6 +91,15 @@ class GraspResult:
     object_translation: float = 0.0
     object_rotation: float = 0.0
     object_lateral_translation: float = 0.0
+    grip_slide: float = 0.0
+    grip_pivot: float = 0.0
+    grip_roll: float = 0.0
+    slip_kind: str = ""
+    gravity_torque: float = float("nan")
+    lever_arm: float = float("nan")
+    torsional_capacity: float = float("nan")
+    contact_radius: float = float("nan")
+    contact_tilt: float = float("nan")
     lift_height: float = 0.0
     min_distance: float = float("inf")
     newton_iterations: int = 0
@@ -137,7 +158,7 @@ def judge_hold(check: HoldCheck, lift_height: float, contact_tol: float, dhat: f
     above dhat, m). Returns (success, reason)."""
     if not check.lift_height >= lift_height:
         return False, (f"object not lifted to {lift_height * 1e3:.1f} mm (its lowest point rose "
-                       f"{check.lift_height * 1e3:.1f} mm: it slid in the pads)")
+                       f"{check.lift_height * 1e3:.1f} mm)")
     if not check.object_height > contact_tol:
         return False, f"object back on the ground (lowest point {check.object_height * 1e3:.2f} mm above it)"
     far = [i for i, d in enumerate(check.pad_object) if not d <= contact_tol]

@@ -51,6 +51,8 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
+from ipcgrasp.grasp.grip_motion import (GRAVITY, GripReference, contact_tilt, grasp_centre, grip_motion,
+                                        gravity_torque, lever_arm, torsional_capacity)
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.outcome import GraspResult, HoldCheck, judge_hold
@@ -149,6 +151,11 @@ def _grouped(variants: list, names: tuple) -> list[list]:
     return list(groups.values())
 
 
+def _figure(value: float) -> str:
+    """A figure for a reason: one decimal from 1 on, two significant digits below (0.041)."""
+    return f"{value:.1f}" if abs(value) >= 1.0 else f"{value:.2g}"
+
+
 class _Over(Exception):
     """The trial is decided (the result holds its verdict)."""
 
@@ -219,6 +226,7 @@ class GraspProcedure:
         self._grip_drift = 0.0  # m the force grip moved the jaws in its last step (its next first guess)
         self._grip_slope = 0.0  # N/m the force grip's last secant slope of force over jaw position (0: none yet)
         self._spent = 0  # Newton iterations of every step attempt so far (what newton_budget bounds)
+        self._grip: GripReference | None = None  # the grip at the close (grip_motion measures from it)
 
     def run(self) -> GraspResult:
         return self.run_variants([self.params])[0]
@@ -429,6 +437,7 @@ class GraspProcedure:
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
                 r.close_opening = r.start_opening - 2 * s.reached - sum(backend.finger_deflections())
                 self.grip_force = float(np.mean(report.pad_forces))
+                self._fix_grip()
                 return
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
@@ -505,6 +514,7 @@ class GraspProcedure:
         while self.lifted < top:
             self.lifted = min(self.lifted + self.lift_speed * self.backend.dt, top)
             self._guarded(self._grip_step, phase="lift")
+            self._track_grip()
             height = self.backend.object_height()
             r.lift_height = max(r.lift_height, height)
             if height >= p.lift_height:
@@ -520,6 +530,7 @@ class GraspProcedure:
         self.phase = "hold"
         for _ in range(int(round(p.hold_time / self.backend.dt))):
             report = self._guarded(self._grip_step, phase="hold")
+            self._track_grip()
             signals = self.backend.hold_signals(report)
             if signals is None:
                 return
@@ -533,8 +544,82 @@ class GraspProcedure:
 
     def _judge(self) -> None:
         held, reason = self._held()
+        if not held:
+            reason = f"{reason}; {self._slip_account()}"
         self.result.success, self.result.reason = held, reason
         self.result.failure_mode = None if held else "slip"
+
+    # ------------------------------------------------------------------------- the object in the grip
+    def _fix_grip(self) -> None:
+        """At the close: fix the grip (`grip_motion.GripReference`: the gripper frame, the object's
+        pose, the grasp centre between the pads' pressure centres, the grasp axis) and record both
+        sides of the pivot condition, the pads' torsional friction capacity about the grasp axis
+        and the weight's torque about it (GraspResult.torsional_capacity, contact_radius,
+        lever_arm, gravity_torque), and how far the pads' contact normals lean from the grasp axis
+        (contact_tilt)."""
+        r, backend = self.result, self.backend
+        wrist, jaws = self._sent_poses(self.closed)
+        points, forces, pads = backend.pad_contacts()
+        capacity = torsional_capacity(points, forces, pads, self.params.mu, self.axis)
+        r.contact_tilt = contact_tilt(forces, pads, self.axis)
+        centre = grasp_centre(capacity, jaws[:, :3, 3].mean(axis=0))
+        self._grip = GripReference(wrist, backend.object_pose(), centre, self.axis.copy())
+        self._grip_closed = self.closed
+        offset = backend.object_vertices() - centre
+        self._grip_reach = float(np.max(np.linalg.norm(offset - np.outer(offset @ self.axis, self.axis), axis=1)))
+        r.torsional_capacity, r.contact_radius = capacity.capacity, capacity.radius
+        r.lever_arm = lever_arm(backend.object_centre(), centre, self.axis)
+        r.gravity_torque = gravity_torque(backend.object_mass, backend.object_centre(), centre, self.axis)
+
+    def _grip_motion(self) -> tuple[float, float, float]:
+        """(slide m, pivot rad, roll rad) of the object relative to the gripper since the close
+        (`grip_motion.grip_motion`); NaN before the close."""
+        if self._grip is None:
+            return float("nan"), float("nan"), float("nan")
+        return grip_motion(self._grip, self._sent_poses(self.closed)[0], self.backend.object_pose())
+
+    def _track_grip(self) -> None:
+        """After an accepted lift or hold step: the largest slide, pivot and roll so far."""
+        slide, pivot, roll = self._grip_motion()
+        r = self.result
+        r.grip_slide, r.grip_pivot, r.grip_roll = max(r.grip_slide, slide), max(r.grip_pivot, abs(pivot)), max(
+            r.grip_roll, roll)
+
+    def _slip_account(self) -> str:
+        """How a slip left the grip, in words with its figures, and GraspResult.slip_kind: of the
+        slide along the pads, the pivot about the grasp axis and the roll over the pads, the one
+        that moved the object's farthest point (from the grasp axis) most ("slid", "pivoted" or
+        "rolled"; a rotation's arc is its angle times that distance). A pivot is set against the
+        weight's torque about the axis and the pads' torsional friction capacity; a slide or a
+        roll against the weight and the pads' friction 2 mu F and the lean of the contact normals
+        from the grasp axis against the friction cone (a wedge the squeeze pushes out)."""
+        self._track_grip()
+        r, mu = self.result, self.params.mu
+        arcs = {"slid": r.grip_slide, "pivoted": r.grip_pivot * self._grip_reach,
+                "rolled": r.grip_roll * self._grip_reach}
+        r.slip_kind = max(arcs, key=arcs.get)
+        torque = (f"gravity torque m g d = {_figure(r.gravity_torque * 1e3)} N mm (d = {_figure(r.lever_arm * 1e3)} "
+                  "mm)")
+        if np.isfinite(r.torsional_capacity):
+            torque += (f" vs the pads' torsional friction capacity ~ {_figure(r.torsional_capacity * 1e3)} N mm "
+                       f"(2/3 mu F a per pad, a = {_figure(r.contact_radius * 1e3)} mm)")
+        if r.slip_kind == "pivoted":
+            return (f"it pivoted {np.degrees(r.grip_pivot):.0f} deg about the grasp axis (slid "
+                    f"{r.grip_slide * 1e3:.1f} mm along the pads, rolled {np.degrees(r.grip_roll):.1f} deg over "
+                    f"them): {torque}")
+        force = (f"weight m g = {self.backend.object_mass * GRAVITY:.2f} N vs the pads' friction 2 mu F = "
+                 f"{mu * float(np.sum(r.close_forces)):.1f} N")
+        if np.isfinite(r.contact_tilt):
+            force += (f"; the pads' contact normals lean up to {np.degrees(r.contact_tilt):.0f} deg from the grasp "
+                      f"axis (friction cone atan mu = {np.degrees(np.arctan(mu)):.0f} deg)")
+        if r.slip_kind == "rolled":
+            closed = 2 * (self.closed - self._grip_closed)
+            return (f"it rolled {np.degrees(r.grip_roll):.1f} deg over the pads, about an axis across the grasp "
+                    f"axis, the jaws closing {closed * 1e3:.1f} mm after it (slid {r.grip_slide * 1e3:.1f} mm "
+                    f"along the pads, pivoted {np.degrees(r.grip_pivot):.1f} deg about the grasp axis): {force}; "
+                    f"{torque}")
+        return (f"it slid {r.grip_slide * 1e3:.1f} mm along the pads (pivoted {np.degrees(r.grip_pivot):.1f} deg "
+                f"about the grasp axis, rolled {np.degrees(r.grip_roll):.1f} deg over the pads): {force}; {torque}")
 
     def _held(self) -> tuple[bool, str]:
         p, backend = self.params, self.backend
@@ -627,7 +712,8 @@ class GraspProcedure:
         if self.record_trajectory:
             r.trajectory.append(step_record(report, self.phase, self.backend.object_pose(),
                                             self.backend.object_height(), r.start_opening - 2 * closed,
-                                            self.backend.pad_contacts(), *self._sent_poses(closed)))
+                                            self.backend.pad_contacts(), *self._sent_poses(closed),
+                                            self._grip_motion()))
         self._time = report.time
         if self.progress:
             self.progress(report.time)
@@ -731,7 +817,8 @@ class GraspProcedure:
             return run()
         except BackendFailed as exc:
             if phase in ("lift", "hold") and self._dropped():
-                self._fail("slip", f"the object left the pads during the {phase} (then the solver failed: {exc})")
+                self._fail("slip", f"the object left the pads during the {phase} (then the solver failed: {exc}); "
+                                   f"{self._slip_account()}")
             self._fail("solver", f"{phase}: {exc}")
 
     def _dropped(self) -> bool:

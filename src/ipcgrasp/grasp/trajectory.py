@@ -42,7 +42,11 @@ class StepRecord:
     the object (3,) N, active contacts in the scene, the pads' point contacts (K, 3) m with their
     normal forces on the object (K, 3) N and pad (K,), the smallest contact distance (m) and the
     Newton iterations of the step; the wrist (gripper frame, (4, 4)) and each jaw's tooltip frame
-    ((2, 4, 4)) in the world where the procedure sent them, m."""
+    ((2, 4, 4)) in the world where the procedure sent them, m; the object's motion relative to the
+    gripper since the close rule fired (`grasp.grip_motion`): grip_slide (m), how far its point
+    at the grasp centre slid along the pads, and grip_pivot (rad, signed about the grasp axis, jaw
+    0's closing direction), how far it turned about the grasp axis, and grip_roll (rad), how far it
+    turned about an axis across it (NaN before the close)."""
 
     time: float
     phase: str
@@ -63,6 +67,9 @@ class StepRecord:
     newton_iterations: int
     wrist_pose: np.ndarray
     jaw_poses: np.ndarray
+    grip_slide: float = float("nan")
+    grip_pivot: float = float("nan")
+    grip_roll: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,16 @@ VARIABLES = {
     "contact_force": _Variable(("time", "contact", "xyz"), "N", "normal contact force on the object at the point",
                                "NaN padding; NaN where the model cannot attribute forces to points (penalty)"),
     "contact_pad": _Variable(("time", "contact"), "1", "pad of the contact (0 or 1; -1: padding)"),
+    "grip_slide": _Variable(("time",), "m", "object's slide along the pads since the close",
+                            "displacement, relative to the gripper and across the grasp axis, of the object's point "
+                            "that was at the grasp centre (between the pads' pressure centres) when the close rule "
+                            "fired; NaN before"),
+    "grip_pivot": _Variable(("time",), "rad", "object's rotation about the grasp axis since the close",
+                            "rotation relative to the gripper, signed about jaw 0's closing direction; NaN before "
+                            "the close rule fired"),
+    "grip_roll": _Variable(("time",), "rad", "object's rotation across the grasp axis since the close",
+                           "size of the component, across the grasp axis, of its rotation vector relative to the "
+                           "gripper: the object rolling over the pads; NaN before the close rule fired"),
     "min_distance": _Variable(("time",), "m", "smallest contact distance of the step",
                               "inf when no contact is within the activation distance"),
     "newton_iterations": _Variable(("time",), "1", "Newton iterations of the step", "0 where the model has none"),
@@ -119,17 +136,18 @@ VARIABLES = {
 
 
 def step_record(report, phase: str, object_pose, object_height: float, jaw_opening: float,
-                contacts, wrist_pose, jaw_poses) -> StepRecord:
+                contacts, wrist_pose, jaw_poses, grip=(float("nan"),) * 3) -> StepRecord:
     """A StepRecord from a backend's StepReport, the phase, the object's pose (4x4) and height
-    (m), the jaw opening (m), the backend's `pad_contacts()` (points, forces, pads) and the
-    wrist's and jaws' poses where they were sent (4x4, (2, 4, 4))."""
+    (m), the jaw opening (m), the backend's `pad_contacts()` (points, forces, pads), the
+    wrist's and jaws' poses where they were sent (4x4, (2, 4, 4)) and the object's (slide m,
+    pivot rad, roll rad) in the grip since the close."""
     points, forces, pads = contacts
     pose = np.asarray(object_pose, dtype=np.float64)
     return StepRecord(report.time, phase, pose[:3, 3].copy(), pose[:3, :3].copy(), float(object_height),
                       float(jaw_opening), report.jaw_lag, report.pad_forces, report.pad_frictions,
                       report.pad_energies, report.ground_reaction, report.n_contacts, points, forces, pads,
                       report.min_distance, report.newton_iterations, np.array(wrist_pose, dtype=np.float64),
-                      np.array(jaw_poses, dtype=np.float64))
+                      np.array(jaw_poses, dtype=np.float64), *(float(g) for g in grip))
 
 
 def _padded(rows, width: int, fill, dtype) -> np.ndarray:
@@ -176,6 +194,9 @@ def trajectory_dataset(result, params=None, attrs: dict | None = None, vertices:
         "contact_point": _padded([s.contact_points for s in steps], width, np.nan, np.float64),
         "contact_force": _padded([s.contact_forces for s in steps], width, np.nan, np.float64),
         "contact_pad": _padded([s.contact_pads for s in steps], width, -1, np.int8),
+        "grip_slide": np.array([s.grip_slide for s in steps], dtype=np.float64),
+        "grip_pivot": np.array([s.grip_pivot for s in steps], dtype=np.float64),
+        "grip_roll": np.array([s.grip_roll for s in steps], dtype=np.float64),
         "min_distance": np.array([s.min_distance for s in steps], dtype=np.float64),
         "newton_iterations": np.array([s.newton_iterations for s in steps], dtype=np.int64),
     }

@@ -91,6 +91,20 @@ class Dofs:
         self.prescribed_start = np.array(prescribed_start, dtype=np.int64)
         self.body_mount = np.array(self.deformable_mount, dtype=np.int64)
 
+    def describe(self, index: int, affine_names) -> str:
+        """Words for z[index]: a free vertex's coordinate of a deformable body, an affine body's
+        coordinate (p_i or A_ij, affine_names: the affine bodies' names in order) or a mount's
+        deflection."""
+        for body, dof in zip(self.deformables, self.vertex_dof):
+            hit = np.flatnonzero((dof >= 0) & (dof <= index) & (index < dof + 3))
+            if hit.size:
+                return f"{body.name} vertex {int(hit[0])} {'xyz'[index - dof[hit[0]]]}"
+        for name, off in zip(affine_names, self.affine_offset):
+            if off <= index < off + 12:
+                k = index - off
+                return f"{name} affine coordinate {'p_' + 'xyz'[k] if k < 3 else f'A_{(k - 3) // 3}{(k - 3) % 3}'}"
+        return f"mount {index - self.mount_offset} deflection"
+
     def pack(self, state: State, velocities: bool = False) -> np.ndarray:
         """The vector z of a state's positions (or, with `velocities`, its rate)."""
         z = np.empty(self.n_dof)

@@ -57,7 +57,7 @@ class DriveRound:
             dz = self.factorisation.solve(rhs)
         else:
             H = self.potential.hessian(state, z, friction, x_t, x, coll)
-            dz = self.factorisation.factor_and_solve(H, rhs, state)
+            dz = self.factorisation.factor_and_solve(H, rhs, state, self.model.describe_unknown)
         if not np.isfinite(dz).all():
             dz = np.zeros(self.model.n_dof)
         targets = {}

@@ -4,6 +4,8 @@ is the one where the last accepted step ended."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ipcgrasp.engine.ldlt import Ldlt
 from ipcgrasp.engine.solver.settings import StepFailed
 
@@ -53,9 +55,23 @@ class Factorisation:
         """H^-1 rhs with the Hessian last factored."""
         return self._ldlt.solve(rhs)
 
-    def factor_and_solve(self, data, rhs, state):
+    def factor_and_solve(self, data, rhs, state, describe=None):
         """Solve H p = rhs for the Hessian values `data`; raises StepFailed (with a copy of
-        `state`, the last good one) when H is singular."""
+        `state`, the last good one) when H is singular, naming where its zero pivot is
+        (describe: z index -> words for that unknown, e.g. Dofs.describe)."""
         if not self.factor(data):
-            raise StepFailed("the Newton Hessian is singular (a zero pivot in its LDL^T)", state.copy())
+            raise StepFailed(f"the Newton Hessian is singular (a zero pivot in its LDL^T{self._zero_pivot(data, describe)})",
+                             state.copy())
         return self._ldlt.solve(rhs)
+
+    def _zero_pivot(self, data, describe) -> str:
+        """Where the last factorisation met its zero pivot, in words: the unknown, its diagonal
+        entry and the largest entry of the Hessian (values `data`); "" when none is found."""
+        zero = np.flatnonzero(self._ldlt.D == 0.0)
+        if not zero.size:
+            return ""
+        index = int(self._ldlt.perm[zero[0]])
+        indptr = self._pattern[0]
+        diagonal = data[indptr[index + 1] - 1]  # upper-triangle CSC: a column's diagonal entry is its last
+        where = describe(index) if describe is not None else f"unknown {index}"
+        return f" at {where}: its diagonal entry {diagonal:.3g}, the largest entry {np.max(np.abs(data)):.3g}"

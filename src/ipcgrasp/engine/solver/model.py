@@ -194,6 +194,10 @@ class Model:
             cols.append(np.full(int(moving.sum()), self.dofs.mount_offset + mount))
             vals.append(motion[moving, a])
 
+    def describe_unknown(self, index: int) -> str:
+        """Words for the unknown z[index] (Dofs.describe, with the affine bodies' names)."""
+        return self.dofs.describe(index, [b.name for b in self.affines])
+
     def set_gravity(self, gravity):
         """Change the gravity vector (m/s^2) from the next step on."""
         self.settings.gravity = tuple(float(v) for v in gravity)

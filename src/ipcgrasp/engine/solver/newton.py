@@ -17,6 +17,7 @@ from ipcgrasp.engine.solver.line_search import MIN_STEP, backtrack, extrapolate
 from ipcgrasp.engine.solver.settings import (
     CARRIED_CONVERGED,
     CARRIED_MODEL,
+    NEWTON_GAP_FLOOR,
     UNPROJECTED_CONTACTS_NEAR,
     StepFailed,
     StepStats,
@@ -56,6 +57,8 @@ class Newton:
         alphas = []
         continuous = self.contact_model.continuous
         prev_min_d2 = self.potential.min_distance_of(coll, x) ** 2 if continuous else None
+        # no iterate brings a contact closer than this (m; NEWTON_GAP_FLOOR)
+        floor = min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2)) if continuous else 0.0
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
@@ -103,7 +106,8 @@ class Newton:
             if terms is None:
                 terms = self.potential.energy(state, z, z_tilde, friction, x_t, coll=coll)[0]
             e0 = self.potential.total(terms)
-            alpha, (terms1, x1, coll1) = backtrack(self._trial(state, z, p, z_tilde, friction, x_t, pairs), e0, alpha)
+            alpha, (terms1, x1, coll1) = backtrack(self._trial(state, z, p, z_tilde, friction, x_t, pairs, floor),
+                                                   e0, alpha)
             if carried:
                 decrease, predicted = e0 - self.potential.total(terms1), -0.5 * float(g @ p)
                 if not (alpha == 1.0 and CARRIED_MODEL[0] * predicted <= decrease <= CARRIED_MODEL[1] * predicted):
@@ -118,7 +122,7 @@ class Newton:
             if alpha < MIN_STEP:
                 raise StepFailed(f"line search failed after {iteration} Newton iterations", state.copy())
             if alpha == 1.0 and not carried:
-                longer = self._longer_trial(state, z, p, x, dx, X, dX, z_tilde, friction, x_t)
+                longer = self._longer_trial(state, z, p, x, dx, X, dX, z_tilde, friction, x_t, floor)
                 alpha, (terms1, x1, coll1) = extrapolate(longer, e0, float(g @ p), self.potential.total(terms1),
                                                          (terms1, x1, coll1))
             alphas.append(alpha)
@@ -156,29 +160,33 @@ class Newton:
             if self._factorisation.factor(unprojected) and self._factorisation.positive_definite:
                 return self._factorisation.solve(-g)
         return self._factorisation.factor_and_solve(self.potential.hessian(state, z, friction, x_t, x, coll), -g,
-                                                    state)
+                                                    state, self.model.describe_unknown)
 
     def step_norm(self, p):
         """(largest coordinate (m) of a Newton step p over the position DOFs and the contact
         surface, the contact-surface displacements (N,3) under it)."""
         return self.model.contact_map.step_norm(p, self.model.dofs.position_dofs)
 
-    def _trial(self, state, z, p, z_tilde, friction, x_t, pairs):
+    def _trial(self, state, z, p, z_tilde, friction, x_t, pairs, floor=0.0):
         """The line search's trial at z + alpha p: alpha -> (E there, (its terms for _total_energy,
         the contact positions, the active contacts)); pairs: Proximity.candidates over the
-        contact surface's motion under p."""
+        contact surface's motion under p. E is inf where a contact is closer than `floor` (m;
+        NEWTON_GAP_FLOOR), so that backtracking shortens the step."""
 
         def trial_at(alpha):
             found = self.potential.energy(state, z + alpha * p, z_tilde, friction, x_t, pairs)
+            if floor > 0.0 and self.potential.min_distance_of(found[2], found[1]) < floor:
+                return np.inf, found
             return self.potential.total(found[0]), found
 
         return trial_at
 
-    def _longer_trial(self, state, z, p, x, dx, X, dX, z_tilde, friction, x_t):
+    def _longer_trial(self, state, z, p, x, dx, X, dX, z_tilde, friction, x_t, floor=0.0):
         """The extrapolation's trial at z + alpha p (alpha > 1), as _trial, or None when the
-        longer step inverts a tet or (barrier) CCD finds a collision on it; x, dx: the contact
-        positions at z and their displacements under p; X, dX: the deformable vertices at z and
-        their displacements under p (Dofs.scene_positions, Dofs.scene_steps)."""
+        longer step inverts a tet, (barrier) CCD finds a collision on it or it puts a contact
+        closer than `floor` (m); x, dx: the contact positions at z and their displacements under
+        p; X, dX: the deformable vertices at z and their displacements under p
+        (Dofs.scene_positions, Dofs.scene_steps)."""
 
         def trial_at(alpha):
             if self.step_limits.noninverting_fraction(X, alpha * dX) < 1.0:
@@ -187,6 +195,8 @@ class Newton:
             if self.contact_model.continuous and self.step_limits.ccd_fraction(x, x + alpha * dx, pairs) < 1.0:
                 return None
             found = self.potential.energy(state, z + alpha * p, z_tilde, friction, x_t, pairs)
+            if floor > 0.0 and self.potential.min_distance_of(found[2], found[1]) < floor:
+                return None
             return self.potential.total(found[0]), found
 
         return trial_at

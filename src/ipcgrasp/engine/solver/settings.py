@@ -48,6 +48,17 @@ CARRIED_CONVERGED = 0.5
 # event of the noisy cube trials ended the other way (docs/performance.md, "Unprojected contact
 # Hessians near convergence").
 UNPROJECTED_CONTACTS_NEAR = 2.5
+# No Newton iterate brings a contact closer than min(NEWTON_GAP_FLOOR x dhat, half the smallest
+# contact distance where the solve starts): the line search treats a trial below that as
+# infeasible and halves the step. CCD alone lets each iteration close a gap by 90 %, and the log
+# barrier's energy grows only with log(1/d), so iterates could put a contact at 1e-6 dhat and
+# below; the barrier's Hessian there, 2 kappa dhat^4 / d^2, outgrows the object's inertia by more
+# than double precision holds (a 50 g bunny's rotational inertia, about 1e-6 in the affine
+# coordinates, against contact blocks of 1e7 at d = 2e-10 m, kappa 3.6e7, dhat 0.1 mm), and the
+# LDL^T of a Hessian positive definite by construction meets a zero pivot. At the floor a contact
+# pushes with about 1e4 times SolverSettings.contact_force_scale (the force it carries at a tenth
+# of dhat), far beyond any grip: an equilibrium never lies below it.
+NEWTON_GAP_FLOOR = 1e-5
 # With coarse_rounds (Simulation.step) the Newton solves of a step's drive-and-settle rounds stop at
 # this many times the tolerance, the step's last solve at the tolerance itself: a round's end only
 # makes room for the next drive and is where give_up looks. About 9 % fewer Newton iterations on the
