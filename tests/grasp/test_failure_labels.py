@@ -81,10 +81,11 @@ def test_stall_a_psi_th_the_pads_cannot_store_stalls_the_gripper_at_its_force_li
 
 
 def test_unequal_effort_psi_energies_reached_but_the_forces_never_balance():
-    """psi_tol 0: the balance B asks for exactly equal pad forces, which a squeezed block never
-    gives to the bit, so the jaws close past Psi_th until the force limit stalls them."""
+    """psi_tol 0: the balance B asks for exactly equal pad forces, which a block grasped 4 mm off
+    its centre never gives to the bit (a centred one can: both pads then squeeze the same
+    configuration mirrored), so the jaws close past Psi_th until the force limit stalls them."""
     params = SimParams(close_rule="psi", psi_tol=0.0, max_grip_force=40.0, **FAST)
-    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(along=0.004), params, seed=0)
     labelled(r, "unequal_effort")
     assert "never balanced" in r.reason and "max_grip_force" in r.reason
 
