@@ -7,6 +7,9 @@ import pytest
 
 from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
 
+STUDY_GROUP = "smoke_study"
+"""The pytest-xdist group of the tests that read the session's smoke study (tests/workflow)."""
+
 ROBUST_LABELS = [[1, 1], [1, 1], [0, 0], [0, 0], [1, 1], [1, 0]]
 """Physical results (grasps x trials) of the own-data test set: robustness 1, 1, 0, 0, 1, 0.5."""
 
@@ -68,3 +71,23 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Which tests share a pytest-xdist worker (`-n auto --dist loadgroup`, pyproject.toml), and in
+    which order the workers take them. A test without an `xdist_group` mark is grouped with its
+    module, so a module-scoped fixture (often a simulation) is computed once; the tests that read
+    the smoke study (STUDY_GROUP) share one worker, which runs the study once. The study's group
+    goes first (the longest chain: the study, then its jobs through SLURM), then the modules with a
+    `slow` test, then the rest, each in collection order. Without xdist (`-n 0`) only the order
+    applies."""
+    def group(item):
+        mark = item.get_closest_marker("xdist_group")
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    slow = {group(item) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: (group(item) != STUDY_GROUP, group(item) not in slow))
