@@ -1,14 +1,16 @@
 """The smoke study's jobs through a real SLURM: profiles/slurm with snakemake-executor-plugin-slurm
-against the throw-away single-node cluster tests/workflow/local_slurm.sh starts. The study is not
+against the throw-away single-node cluster tests/workflow/local_slurm.sh starts. The study does not
 run a second time: a copy of the finished local run (the `study` fixture, profiles/local-cluster)
 loses the outputs of one job of every rule the Snakefile submits (RESUBMITTED: calibration, a Psi_th
 sensitivity row, a grid row, a finger row, a baseline sweep cell, a held-out simulation part, a
-held-out dynamic-baseline part, a resolution benchmark), and snakemake, run on the whole study
-through `--executor slurm`, plans exactly those jobs again (plus the two local merges between them).
-The test proves that every submitted rule runs as an sbatch job that SLURM sees COMPLETED, that
-no local rule is submitted, and that each job's outputs equal the local run's: the same verdicts,
-the same numbers in every cube (xarray), the same tables. Timings (wall times, runtimes) and
-creation stamps differ between any two runs and are left out.
+held-out dynamic-baseline part, a resolution benchmark), and snakemake, asked for those outputs
+through `--executor slurm`, plans exactly those jobs again, plus the local rules between them (the
+grid's merge and tables, the penalty sweep).
+
+It proves that every rule the study submits runs as an sbatch job that SLURM sees COMPLETED, that no
+local rule is submitted, and that each job's outputs equal the local run's: the same verdicts, the
+same numbers in every cube (xarray), the same tables. Timings (wall times, runtimes) and creation
+stamps differ between any two runs and are left out.
 
 Where no such cluster answers (a laptop), the test skips and says why; with
 IPCGRASP_REQUIRE_SLURM=1 (set by .ci/run, which starts the cluster) it fails instead, so CI never
@@ -45,19 +47,21 @@ LOCAL_SLURM_ARGS = ["--slurm-no-account", "--slurm-status-command", "squeue",
 # the rules the Snakefile does not list in localrules: the ones sbatch must run
 SUBMITTED_RULES = {"calibration", "psi_sensitivity_row", "grid_row", "finger_row", "baseline_cell",
                    "evaluation_simulation", "evaluation_dynamic", "benchmark_resolution"}
-# rule -> an output of the job of that rule the test reruns through SLURM (the cheapest where a rule
-# has several: the penalty sweep cell, the shorter MuJoCo held-out part)
+# rule -> an output of the job of that rule the test reruns through SLURM: where a rule has several
+# jobs, a penalty one (a MuJoCo held-out part would also rerun the MuJoCo sweep cell, as the sweep's
+# cells read the grid's best setting)
 RESUBMITTED = {"calibration": "results/calibration/psi_th.json",
                "psi_sensitivity_row": "results/calibration/sensitivity/x2/cube_3cm.nc",
                "grid_row": "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc",
                "finger_row": "results/fingers/rounded/psi/k2000_E1e8_mu0.4/cube_3cm.nc",
                "baseline_cell": "results/baselines/penalty/stiffness1e5_margin5e-4.nc",
                "evaluation_simulation": "results/evaluation/ipcgrasp/cube_3cm/part0.nc",
-               "evaluation_dynamic": "results/evaluation/mujoco_flex/cube_3cm/part1.nc",
+               "evaluation_dynamic": "results/evaluation/penalty/cube_3cm/part1.nc",
                "benchmark_resolution": "results/benchmarks/resolution/sub0.nc"}
-# the local merges between those jobs, whose inputs the rerun replaces (the grid's best setting, which
-# the baseline cell and the held-out jobs read; the penalty sweep)
-RERUN_LOCALLY = {"grid_merge", "baseline_sweep"}
+# the local rules between those jobs, whose inputs the rerun replaces: the grid's merge and tables
+# (its best setting, which the sweep cell and the held-out jobs read) and the penalty sweep (its best
+# setting, which the held-out penalty part reads)
+RERUN_LOCALLY = {"grid_merge", "grid", "baseline_sweep"}
 # what differs between any two runs of the same study: timings and creation stamps
 TIMING_VARIABLES = {"wall_time", "grasp_wall_time", "runtime"}
 TIMING_COLUMNS = {"runtime_s", "wall_time_s", "median_s", "mean_s", "max_s", "ms_per_newton_iteration"}
@@ -212,7 +216,7 @@ def test_the_slurm_jobs_outputs_equal_the_local_runs(slurm_rerun, study, capsys)
     files = [name for name in written if Path(name).suffix in (".nc", ".csv", ".md", ".json")]
     # every resubmitted job's output written again (and the merges' results), by SLURM's jobs
     assert {str(Path(output).relative_to("results")) for output in RESUBMITTED.values()} <= set(files)
-    assert {"grid/rounded.nc", "grid/best.json", "baselines/penalty.nc"} <= set(files)
+    assert {"grid/rounded.nc", "grid/best.json", "grid/scores.csv", "baselines/penalty.nc"} <= set(files)
     counts = dict.fromkeys((".nc", ".csv", ".md", ".json"), 0)
     identical = 0
     for name in files:
