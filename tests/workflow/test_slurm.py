@@ -32,10 +32,9 @@ import xarray as xr
 
 from ipcgrasp.study.cube import read_cube
 
-from ..conftest import STUDY_GROUP
 from .conftest import SNAKEMAKE, copy_of_the_repository, run_smoke_study
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(STUDY_GROUP)]  # one worker runs the study
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 START = "tests/workflow/local_slurm.sh start"

@@ -19,10 +19,9 @@ import xarray as xr
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.study.cube import read_cube, write_netcdf_atomic
 
-from ..conftest import STUDY_GROUP
 from .conftest import LOST_CELL
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(STUDY_GROUP)]  # one worker runs the study
+pytestmark = pytest.mark.slow
 
 SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 DOWNSTREAM_OF_LOST_CELL = {"grid_row", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
