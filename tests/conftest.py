@@ -74,15 +74,15 @@ def running(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[0] != "Z"
 
 
-def test_group(nodeid: str) -> str:
+def worker_group(nodeid: str) -> str:
     """The pytest-xdist work unit of a test: its module, or "smoke study" for STUDY_MODULES."""
     module = nodeid.split("::")[0]
     return "smoke study" if module in STUDY_MODULES else module
 
 
 def pytest_xdist_make_scheduler(config, log):
-    """With `--dist loadscope` (pyproject.toml's addopts): a worker takes a whole test_group at a time,
-    so a module-scoped fixture (often a simulation) is computed once and the smoke study once; the
+    """With `--dist loadscope` (pyproject.toml's addopts): a worker takes a whole worker_group at a
+    time, so a module-scoped fixture (often a simulation) is computed once and the smoke study once; the
     groups go out in collection order (`--no-loadscope-reorder`, pytest_collection_modifyitems)."""
     if config.getvalue("dist") != "loadscope":
         return None
@@ -90,7 +90,7 @@ def pytest_xdist_make_scheduler(config, log):
 
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return test_group(nodeid)
+            return worker_group(nodeid)
 
     return ModuleScheduling(config, log)
 
@@ -99,5 +99,5 @@ def pytest_collection_modifyitems(config, items):
     """The smoke study's group first (the longest chain: the study, then its jobs through SLURM),
     then the modules with a `slow` test, then the rest, each in collection order: the order the
     pytest-xdist workers take them in, and the order of a run in one process (`-n 0`)."""
-    slow = {test_group(item.nodeid) for item in items if item.get_closest_marker("slow") is not None}
-    items.sort(key=lambda item: (test_group(item.nodeid) != "smoke study", test_group(item.nodeid) not in slow))
+    slow = {worker_group(item.nodeid) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: (worker_group(item.nodeid) != "smoke study", worker_group(item.nodeid) not in slow))

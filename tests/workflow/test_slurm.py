@@ -32,7 +32,7 @@ import xarray as xr
 
 from ipcgrasp.study.cube import read_cube
 
-from .conftest import SNAKEMAKE, copy_of_the_repository, run_smoke_study
+from .conftest import run_smoke_study
 
 pytestmark = pytest.mark.slow
 
@@ -159,7 +159,7 @@ def test_one_job_of_every_submitted_rule_ran_as_a_slurm_job(slurm_rerun, capsys)
         by_rule.setdefault(rule, []).append(slurm_id)
     planned = {m.group(1): int(m.group(2))
                for m in re.finditer(r"^(\w+)\s+(\d+)$", log.split("Job stats:")[1].split("total")[0], re.MULTILINE)}
-    # the deleted outputs' jobs and the merges between them, nothing else of the finished study
+    # the deleted outputs' jobs and the local rules between them, nothing else of the finished study
     assert planned == {**dict.fromkeys(SUBMITTED_RULES, 1), **dict.fromkeys(RERUN_LOCALLY, 1)}
     assert {rule: len(ids) for rule, ids in by_rule.items()} == dict.fromkeys(SUBMITTED_RULES, 1)  # no local rule
     # SLURM itself knows every job and saw it complete (finished jobs stay in squeue for MinJobAge)
@@ -244,41 +244,3 @@ def test_the_slurm_jobs_outputs_equal_the_local_runs(slurm_rerun, study, capsys)
               f"Markdown tables (timing columns left out), {counts['.json']} JSON files: equal; held-out "
               f"ipcgrasp verdicts {slurm_eval.success.values.ravel().astype(int).tolist()} both ways; wall time "
               f"(snakemake's Elapsed time) through SLURM {elapsed_seconds(slurm_log)} s")
-
-
-def test_sharded_generate_through_slurm_writes_the_single_process_index(tmp_path, capsys):
-    """`ipcgrasp generate` as workflow/generate.smk jobs through sbatch (profiles/slurm): the
-    records and index.csv equal a single-process run's but for creation stamps and timings."""
-    require_slurm()
-    import trimesh
-    import yaml
-
-    from ipcgrasp import GraspObject
-    from ipcgrasp.dataset import generate_dataset
-
-    work = copy_of_the_repository(tmp_path / "repo")
-    mesh = tmp_path / "box.stl"
-    trimesh.creation.box(extents=[0.03, 0.03, 0.03]).export(mesh)
-    single = tmp_path / "single"
-    generate_dataset(GraspObject.from_file(mesh, 0.003), single, 3, n_trials=1, seed=4, images=False, mesh=str(mesh))
-    config = tmp_path / "generate.yaml"
-    config.write_text(yaml.safe_dump({"mesh": str(mesh), "mass": 0.003, "n": 3, "trials": 1, "seed": 4,
-                                      "images": False, "shard_size": 2, "out": str(tmp_path / "sharded")}))
-    run = subprocess.run([str(SNAKEMAKE), "-s", "workflow/generate.smk", "--profile", "profiles/slurm",
-                          *LOCAL_SLURM_ARGS, "--configfile", str(config)], cwd=work, capture_output=True, text=True,
-                         timeout=1800)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
-    log = run.stdout + run.stderr
-    assert sorted(rule for rule, _ in submitted_jobs(log).values()) == ["generate_shard", "generate_shard"]
-    sharded = tmp_path / "sharded"
-    assert (sharded / "index.csv").read_bytes() == (single / "index.csv").read_bytes()
-    for path in sorted(single.glob("grasp_*.json")):
-        a, b = (json.loads((d / path.name).read_text()) for d in (single, sharded))
-        for record in (a, b):
-            record.pop("created")
-            for trial in record["trials"]:
-                trial.pop("wall_time")
-        assert a == b, path.name
-    with capsys.disabled():
-        print(f"\nsharded generate through SLURM: 2 sbatch jobs, index.csv identical to one process's; "
-              f"wall time {elapsed_seconds(log)} s")
