@@ -7,6 +7,10 @@ import pytest
 
 from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
 
+STUDY_MODULES = {"tests/workflow/test_study.py", "tests/workflow/test_slurm.py"}
+"""The test modules that read the session's smoke study (tests/workflow/conftest.py): one worker
+runs them all, so the study runs once."""
+
 ROBUST_LABELS = [[1, 1], [1, 1], [0, 0], [0, 0], [1, 1], [1, 0]]
 """Physical results (grasps x trials) of the own-data test set: robustness 1, 1, 0, 0, 1, 0.5."""
 
@@ -68,3 +72,32 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def worker_group(nodeid: str) -> str:
+    """The pytest-xdist work unit of a test: its module, or "smoke study" for STUDY_MODULES."""
+    module = nodeid.split("::")[0]
+    return "smoke study" if module in STUDY_MODULES else module
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With `--dist loadscope` (pyproject.toml's addopts): a worker takes a whole worker_group at a
+    time, so a module-scoped fixture (often a simulation) is computed once and the smoke study once; the
+    groups go out in collection order (`--no-loadscope-reorder`, pytest_collection_modifyitems)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ModuleScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The smoke study's group first (the longest chain: the study, then its jobs through SLURM),
+    then the modules with a `slow` test, then the rest, each in collection order: the order the
+    pytest-xdist workers take them in, and the order of a run in one process (`-n 0`)."""
+    slow = {worker_group(item.nodeid) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: (worker_group(item.nodeid) != "smoke study", worker_group(item.nodeid) not in slow))

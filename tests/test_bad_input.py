@@ -230,8 +230,8 @@ def test_cli(case, tmp_path, a_file):
 def test_without_the_reach_data_its_cases_skip_naming_it_and_the_others_run(tmp_path):
     """This file collected and run where there is no REACH data: no collection error; a case
     that needs the data skips with the reason and where to get it, one that does not runs."""
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", __file__, "-k",
-                             "test_generate_refuses_a_folder_of_other_files or (test_cli and registry)"],
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0", __file__,
+                             "-k", "test_generate_refuses_a_folder_of_other_files or (test_cli and registry)"],
                             env={**os.environ, "IPCGRASP_DATA": str(tmp_path / "no_data")}, cwd=REPO,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]

@@ -1,7 +1,7 @@
 """Snakemake in the tests, always in a copy of the repository (copy_of_the_repository): dry runs
 (dry_run), and the smoke study, run once per test session through the cluster-generic executor
 (profiles/local-cluster), interrupted during its grid job and resumed: test_study.py checks it,
-test_slurm.py compares its run through SLURM against it."""
+test_slurm.py reruns one job of each submitted rule through SLURM in a copy of it."""
 
 import shutil
 import subprocess
@@ -68,7 +68,8 @@ class SmokeStudy:
 def study(tmp_path_factory) -> SmokeStudy:
     """The smoke study, run once per session through the cluster-generic executor
     (profiles/local-cluster), killed during its grid job and resumed (SmokeStudy); test_study.py
-    checks its outputs and the resumption, test_slurm.py compares its results with SLURM's."""
+    checks its outputs and the resumption, test_slurm.py reruns jobs of a copy through SLURM and
+    compares their outputs with this run's."""
     work = copy_of_the_repository(tmp_path_factory.mktemp("study") / "repo")
     first = run_smoke_study(work, "--profile", "profiles/local-cluster", "--omit-from", "grid_merge", "finger_merge")
     (work / LOST_CELL).unlink()

@@ -1,8 +1,16 @@
-"""The smoke study through a real SLURM: profiles/slurm with snakemake-executor-plugin-slurm against
-the throw-away single-node cluster tests/workflow/local_slurm.sh starts, and its results equal the
-local run's (the `study` fixture, profiles/local-cluster): the same verdicts, the same numbers in
-every cube (xarray), the same tables. Timings (wall times, runtimes) and creation stamps differ
-between any two runs and are left out.
+"""The smoke study's jobs through a real SLURM: profiles/slurm with snakemake-executor-plugin-slurm
+against the throw-away single-node cluster tests/workflow/local_slurm.sh starts. The study does not
+run a second time: a copy of the finished local run (the `study` fixture, profiles/local-cluster)
+loses the outputs of one job of every rule the Snakefile submits (RESUBMITTED: calibration, a Psi_th
+sensitivity row, a grid row, a finger row, a baseline sweep cell, a held-out simulation part, a
+held-out dynamic-baseline part, a resolution benchmark), and snakemake, asked for those outputs
+through `--executor slurm`, plans exactly those jobs again, plus the local rules between them (the
+grid's merge and tables, the penalty sweep).
+
+It proves that every rule the study submits runs as an sbatch job that SLURM sees COMPLETED, that no
+local rule is submitted, and that each job's outputs equal the local run's: the same verdicts, the
+same numbers in every cube (xarray), the same tables. Timings (wall times, runtimes) and creation
+stamps differ between any two runs and are left out.
 
 Where no such cluster answers (a laptop), the test skips and says why; with
 IPCGRASP_REQUIRE_SLURM=1 (set by .ci/run, which starts the cluster) it fails instead, so CI never
@@ -24,7 +32,7 @@ import xarray as xr
 
 from ipcgrasp.study.cube import read_cube
 
-from .conftest import SNAKEMAKE, copy_of_the_repository, run_smoke_study
+from .conftest import run_smoke_study
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +46,21 @@ LOCAL_SLURM_ARGS = ["--slurm-no-account", "--slurm-status-command", "squeue",
 # the rules the Snakefile does not list in localrules: the ones sbatch must run
 SUBMITTED_RULES = {"calibration", "psi_sensitivity_row", "grid_row", "finger_row", "baseline_cell",
                    "evaluation_simulation", "evaluation_dynamic", "benchmark_resolution"}
+# rule -> an output of the job of that rule the test reruns through SLURM: where a rule has several
+# jobs, a penalty one (a MuJoCo held-out part would also rerun the MuJoCo sweep cell, as the sweep's
+# cells read the grid's best setting)
+RESUBMITTED = {"calibration": "results/calibration/psi_th.json",
+               "psi_sensitivity_row": "results/calibration/sensitivity/x2/cube_3cm.nc",
+               "grid_row": "results/grid/rounded/psi/E1e8_mu0.4/cube_3cm.nc",
+               "finger_row": "results/fingers/rounded/psi/k2000_E1e8_mu0.4/cube_3cm.nc",
+               "baseline_cell": "results/baselines/penalty/stiffness1e5_margin5e-4.nc",
+               "evaluation_simulation": "results/evaluation/ipcgrasp/cube_3cm/part0.nc",
+               "evaluation_dynamic": "results/evaluation/penalty/cube_3cm/part1.nc",
+               "benchmark_resolution": "results/benchmarks/resolution/sub0.nc"}
+# the local rules between those jobs, whose inputs the rerun replaces: the grid's merge and tables
+# (its best setting, which the sweep cell and the held-out jobs read) and the penalty sweep (its best
+# setting, which the held-out penalty part reads)
+RERUN_LOCALLY = {"grid_merge", "grid", "baseline_sweep"}
 # what differs between any two runs of the same study: timings and creation stamps
 TIMING_VARIABLES = {"wall_time", "grasp_wall_time", "runtime"}
 TIMING_COLUMNS = {"runtime_s", "wall_time_s", "median_s", "mean_s", "max_s", "ms_per_newton_iteration"}
@@ -79,19 +102,36 @@ def require_slurm() -> None:
         pytest.skip(f"SLURM test skipped: {reason}")
 
 
+def copy_of_the_study(work: Path, dest: Path) -> Path:
+    """The finished study in `work`, results and snakemake's metadata included (file times kept, so
+    snakemake finds it up to date), without the locks, incomplete markers and logs of its runs."""
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        return {"locks", "incomplete", "log"} & set(names) if Path(directory) == work / ".snakemake" else set()
+    shutil.copytree(work, dest, symlinks=True, ignore=ignore)
+    return dest
+
+
 @pytest.fixture(scope="module")
-def slurm_study(tmp_path_factory):
-    """The smoke study through `--executor slurm` (profiles/slurm): (work tree, log, wall time in s)."""
+def slurm_rerun(study, tmp_path_factory):
+    """One job of every submitted rule rerun through `--executor slurm` (profiles/slurm) in a copy of
+    the finished local study whose RESUBMITTED outputs are deleted: (work tree, log, wall time in s,
+    the results files the run wrote, relative to results/)."""
     require_slurm()
-    work = copy_of_the_repository(tmp_path_factory.mktemp("slurm_study") / "repo")
+    work = copy_of_the_study(study.work, tmp_path_factory.mktemp("slurm_study") / "repo")
+    results = work / "results"
+    before = {path: path.stat().st_mtime_ns for path in results.rglob("*") if path.is_file()}
+    for output in RESUBMITTED.values():
+        (work / output).unlink()
     start = time.monotonic()
-    run = run_smoke_study(work, "--profile", "profiles/slurm", *LOCAL_SLURM_ARGS, check=False)
+    run = run_smoke_study(work, "--profile", "profiles/slurm", *LOCAL_SLURM_ARGS, *RESUBMITTED.values(), check=False)
     wall_time = time.monotonic() - start
     if run.returncode != 0:  # the failed jobs' SLURM logs (kept by the plugin) say why
         job_logs = "".join(f"\n--- {path}\n{path.read_text()[-2000:]}"
                            for path in sorted((work / ".snakemake/slurm_logs").rglob("*.log")))
-        pytest.fail(f"the smoke study through SLURM failed:\n{run.stdout[-3000:]}{run.stderr[-5000:]}{job_logs}")
-    return work, run.stdout + run.stderr, wall_time
+        pytest.fail(f"the smoke study's jobs through SLURM failed:\n{run.stdout[-3000:]}{run.stderr[-5000:]}{job_logs}")
+    written = sorted(str(path.relative_to(results)) for path in results.rglob("*")
+                     if path.is_file() and before.get(path) != path.stat().st_mtime_ns)
+    return work, run.stdout + run.stderr, wall_time, written
 
 
 def submitted_jobs(log: str) -> dict[int, tuple[str, int]]:
@@ -110,26 +150,27 @@ def elapsed_seconds(log: str) -> str:
     return f"{3600 * int(match.group(1)) + 60 * int(match.group(2)) + float(match.group(3)):.0f}"
 
 
-def test_simulation_jobs_ran_as_slurm_jobs(slurm_study, capsys):
-    work, log, wall_time = slurm_study
+def test_one_job_of_every_submitted_rule_ran_as_a_slurm_job(slurm_rerun, capsys):
+    work, log, wall_time, _ = slurm_rerun
+    assert set(RESUBMITTED) == SUBMITTED_RULES
     jobs = submitted_jobs(log)
     by_rule = {}
     for rule, slurm_id in jobs.values():
         by_rule.setdefault(rule, []).append(slurm_id)
     planned = {m.group(1): int(m.group(2))
                for m in re.finditer(r"^(\w+)\s+(\d+)$", log.split("Job stats:")[1].split("total")[0], re.MULTILINE)}
-    assert set(by_rule) == SUBMITTED_RULES  # every simulation rule through sbatch, no local rule
-    for rule, ids in by_rule.items():
-        assert len(ids) == planned[rule], rule
+    # the deleted outputs' jobs and the local rules between them, nothing else of the finished study
+    assert planned == {**dict.fromkeys(SUBMITTED_RULES, 1), **dict.fromkeys(RERUN_LOCALLY, 1)}
+    assert {rule: len(ids) for rule, ids in by_rule.items()} == dict.fromkeys(SUBMITTED_RULES, 1)  # no local rule
     # SLURM itself knows every job and saw it complete (finished jobs stay in squeue for MinJobAge)
     ids = sorted(slurm_id for _, slurm_id in jobs.values())
     states = subprocess.run(["squeue", "-h", "-t", "all", "-j", ",".join(map(str, ids)), "-o", "%i %T"],
                             capture_output=True, text=True, timeout=30).stdout.split("\n")
     states = dict(line.split() for line in states if line.strip())
     assert all(states.get(str(i)) == "COMPLETED" for i in ids), states
-    assert (work / "results/evaluation/table.csv").is_file()
+    assert all((work / output).is_file() for output in RESUBMITTED.values())
     with capsys.disabled():
-        print(f"\nSLURM smoke study: {len(jobs)} jobs submitted through sbatch, all COMPLETED in squeue; "
+        print(f"\nSLURM: {len(jobs)} jobs of the smoke study submitted through sbatch, all COMPLETED in squeue; "
               f"wall time {wall_time:.0f} s")
         for job, (rule, slurm_id) in sorted(jobs.items(), key=lambda item: item[1][1]):
             print(f"  SLURM job {slurm_id:>4}  snakemake job {job:>3}  rule {rule}")
@@ -168,15 +209,13 @@ def compare_markdown(path: str, a: str, b: str) -> None:
     assert without_timings(a) == without_timings(b), path
 
 
-def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
-    slurm_work, slurm_log, _ = slurm_study
-    local = request.getfixturevalue("study")  # the local run test_study.py checks
-    local_work = local.work
-    slurm_results, local_results = slurm_work / "results", local_work / "results"
-    files = sorted(str(p.relative_to(local_results)) for p in local_results.rglob("*") if p.is_file()
-                   and p.suffix in (".nc", ".csv", ".md", ".json") and p.name != "README.md")
-    assert sorted(str(p.relative_to(slurm_results)) for p in slurm_results.rglob("*") if p.is_file()
-                  and p.suffix in (".nc", ".csv", ".md", ".json") and p.name != "README.md") == files
+def test_the_slurm_jobs_outputs_equal_the_local_runs(slurm_rerun, study, capsys):
+    slurm_work, slurm_log, _, written = slurm_rerun
+    slurm_results, local_results = slurm_work / "results", study.work / "results"
+    files = [name for name in written if Path(name).suffix in (".nc", ".csv", ".md", ".json")]
+    # every resubmitted job's output written again (and the merges' results), by SLURM's jobs
+    assert {str(Path(output).relative_to("results")) for output in RESUBMITTED.values()} <= set(files)
+    assert {"grid/rounded.nc", "grid/best.json", "grid/scores.csv", "baselines/penalty.nc"} <= set(files)
     counts = dict.fromkeys((".nc", ".csv", ".md", ".json"), 0)
     identical = 0
     for name in files:
@@ -196,52 +235,12 @@ def test_slurm_results_equal_the_local_runs(slurm_study, request, capsys):
                 ja, jb = ({k: v for k, v in d.items() if k not in TIMING_COLUMNS} for d in (ja, jb))
             assert ja == jb, name
         counts[suffix] += 1
-    local_eval, slurm_eval = read_cube(local_results / "evaluation/ipcgrasp.nc"), read_cube(slurm_results /
-                                                                                        "evaluation/ipcgrasp.nc")
+    held_out = "evaluation/ipcgrasp/cube_3cm/part0.nc"
+    local_eval, slurm_eval = read_cube(local_results / held_out), read_cube(slurm_results / held_out)
     assert np.array_equal(local_eval.success.values, slurm_eval.success.values)
     with capsys.disabled():
-        print(f"\nSLURM vs local run: {counts['.nc']} NetCDF cubes (xarray: verdicts equal, numbers to 1e-9; "
-              f"{identical} of them identical but for timings), "
-              f"{counts['.csv']} CSV and {counts['.md']} Markdown tables (timing columns left out), "
-              f"{counts['.json']} JSON files: equal; held-out ipcgrasp verdicts "
-              f"{slurm_eval.success.values.ravel().astype(int).tolist()} both ways; wall time (snakemake's "
-              f"Elapsed time) through SLURM {elapsed_seconds(slurm_log)} s, locally {elapsed_seconds(local.first)} s up to "
-              f"the grid + {elapsed_seconds(local.resumed)} s resumed")
-
-
-def test_sharded_generate_through_slurm_writes_the_single_process_index(tmp_path, capsys):
-    """`ipcgrasp generate` as workflow/generate.smk jobs through sbatch (profiles/slurm): the
-    records and index.csv equal a single-process run's but for creation stamps and timings."""
-    require_slurm()
-    import trimesh
-    import yaml
-
-    from ipcgrasp import GraspObject
-    from ipcgrasp.dataset import generate_dataset
-
-    work = copy_of_the_repository(tmp_path / "repo")
-    mesh = tmp_path / "box.stl"
-    trimesh.creation.box(extents=[0.03, 0.03, 0.03]).export(mesh)
-    single = tmp_path / "single"
-    generate_dataset(GraspObject.from_file(mesh, 0.003), single, 3, n_trials=1, seed=4, images=False, mesh=str(mesh))
-    config = tmp_path / "generate.yaml"
-    config.write_text(yaml.safe_dump({"mesh": str(mesh), "mass": 0.003, "n": 3, "trials": 1, "seed": 4,
-                                      "images": False, "shard_size": 2, "out": str(tmp_path / "sharded")}))
-    run = subprocess.run([str(SNAKEMAKE), "-s", "workflow/generate.smk", "--profile", "profiles/slurm",
-                          *LOCAL_SLURM_ARGS, "--configfile", str(config)], cwd=work, capture_output=True, text=True,
-                         timeout=1800)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
-    log = run.stdout + run.stderr
-    assert sorted(rule for rule, _ in submitted_jobs(log).values()) == ["generate_shard", "generate_shard"]
-    sharded = tmp_path / "sharded"
-    assert (sharded / "index.csv").read_bytes() == (single / "index.csv").read_bytes()
-    for path in sorted(single.glob("grasp_*.json")):
-        a, b = (json.loads((d / path.name).read_text()) for d in (single, sharded))
-        for record in (a, b):
-            record.pop("created")
-            for trial in record["trials"]:
-                trial.pop("wall_time")
-        assert a == b, path.name
-    with capsys.disabled():
-        print(f"\nsharded generate through SLURM: 2 sbatch jobs, index.csv identical to one process's; "
-              f"wall time {elapsed_seconds(log)} s")
+        print(f"\nSLURM jobs vs the local run: {counts['.nc']} NetCDF cubes (xarray: verdicts equal, numbers to "
+              f"1e-9; {identical} of them identical but for timings), {counts['.csv']} CSV and {counts['.md']} "
+              f"Markdown tables (timing columns left out), {counts['.json']} JSON files: equal; held-out "
+              f"ipcgrasp verdicts {slurm_eval.success.values.ravel().astype(int).tolist()} both ways; wall time "
+              f"(snakemake's Elapsed time) through SLURM {elapsed_seconds(slurm_log)} s")
