@@ -16,6 +16,7 @@ iterations are compared and any difference is listed (a speed change that is not
 identical shows here first; `bench_cube_robustness.py` and `bench_convergence.py` are the full
 verdict checks). IPC engine, 3 cm cube, no pose noise, SimParams defaults. Run:
 git worktree add /tmp/old <commit>; .venv/bin/python benchmarks/bench_paired.py --old-src /tmp/old/src
+(a worktree outside the repository's folder finds the bundled data through IPCGRASP_DATA)
 [--rounds 4] [--repeats 2] [--grasps 0 5] [--subdivisions 4] [--pad-resolution 0.002]
 """
 
@@ -54,13 +55,20 @@ print(json.dumps({"cpu": cpu, "outcome": outcome}))
 """
 
 
+def benchmarks_of(src: Path) -> Path:
+    """The benchmarks/ beside a checkout's src/ (its own cube_setup, which imports only what that
+    checkout has), else this checkout's."""
+    own = src.resolve().parent / "benchmarks"
+    return own if (own / "bench_trial.py").is_file() else REPO / "benchmarks"
+
+
 def run_pair(sources, cores, args):
     """Start one child per checkout at once (sources[i] pinned to cores[i]); their results."""
     children = []
     for src, core in zip(sources, cores):
         spec = json.dumps({"core": core, "grasps": args.grasps, "repeats": args.repeats,
                            "subdivisions": args.subdivisions, "pad_resolution": args.pad_resolution,
-                           "benchmarks": str(REPO / "benchmarks")})
+                           "benchmarks": str(benchmarks_of(src))})
         env = dict(os.environ, PYTHONPATH=str(src))
         children.append(subprocess.Popen([sys.executable, "-c", CHILD, spec], env=env, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True))
