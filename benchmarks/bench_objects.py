@@ -22,7 +22,6 @@ import sys
 import time
 import warnings
 
-import numpy as np
 
 from objects import OBJECTS, data_path, load, object_mass
 
