@@ -101,10 +101,13 @@ def _counting(newton):
     return counted
 
 
-ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "distance", "friction", "mounts",
-                  "neohookean", "penalty", "penetration", "scene", "simulation", "solver.assembly",
-                  "solver.barrier_stiffness", "solver.contact_model", "solver.dofs", "solver.drive",
-                  "solver.hessian", "solver.line_search", "solver.potential", "solver.proximity")
+ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "distance", "distance.distance_type",
+                  "distance.edge_edge", "distance.edge_edge_mollifier", "distance.inputs", "distance.normal_distance",
+                  "distance.point_edge", "distance.point_line", "distance.point_plane", "distance.point_point",
+                  "distance.point_triangle", "distance.vector", "friction", "mounts", "neohookean", "penalty",
+                  "penetration", "scene", "simulation", "solver.assembly", "solver.barrier_stiffness",
+                  "solver.contact_model", "solver.dofs", "solver.drive", "solver.hessian", "solver.line_search",
+                  "solver.potential", "solver.proximity")
 
 
 def time_kernels():
