@@ -105,10 +105,11 @@ ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "
                   "distance.edge_edge", "distance.edge_edge_mollifier", "distance.inputs", "distance.normal_distance",
                   "distance.point_edge", "distance.point_line", "distance.point_plane", "distance.point_point",
                   "distance.point_triangle", "distance.vector", "friction", "friction.contact_geometry",
-                  "friction.potential", "friction.smooth_friction_mollifier", "mounts", "neohookean", "penalty",
-                  "penetration", "scene", "simulation", "solver.assembly", "solver.barrier_stiffness",
-                  "solver.contact_model", "solver.dofs", "solver.drive", "solver.hessian", "solver.line_search",
-                  "solver.potential", "solver.proximity")
+                  "friction.potential", "friction.smooth_friction_mollifier", "mounts", "neohookean",
+                  "neohookean.element", "neohookean.inputs", "neohookean.inversion", "neohookean.matrix3",
+                  "neohookean.mesh_energy", "neohookean.rest_shape", "penalty", "penetration", "scene", "simulation",
+                  "solver.assembly", "solver.barrier_stiffness", "solver.contact_model", "solver.dofs", "solver.drive",
+                  "solver.hessian", "solver.line_search", "solver.potential", "solver.proximity")
 
 
 def time_kernels():
