@@ -101,12 +101,14 @@ def _counting(newton):
     return counted
 
 
-ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "distance", "distance.distance_type",
-                  "distance.edge_edge", "distance.edge_edge_mollifier", "distance.inputs", "distance.normal_distance",
-                  "distance.point_edge", "distance.point_line", "distance.point_plane", "distance.point_point",
-                  "distance.point_triangle", "distance.vector", "friction", "friction.contact_geometry",
-                  "friction.potential", "friction.smooth_friction_mollifier", "mounts", "neohookean",
-                  "neohookean.element", "neohookean.inputs", "neohookean.inversion", "neohookean.matrix3",
+ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "collisions.barrier_sum",
+                  "collisions.build", "collisions.collision_mesh", "collisions.collision_set",
+                  "collisions.lagged_friction", "collisions.local_blocks", "collisions.pair_distance", "distance",
+                  "distance.distance_type", "distance.edge_edge", "distance.edge_edge_mollifier", "distance.inputs",
+                  "distance.normal_distance", "distance.point_edge", "distance.point_line", "distance.point_plane",
+                  "distance.point_point", "distance.point_triangle", "distance.vector", "friction",
+                  "friction.contact_geometry", "friction.potential", "friction.smooth_friction_mollifier", "mounts",
+                  "neohookean", "neohookean.element", "neohookean.inputs", "neohookean.inversion", "neohookean.matrix3",
                   "neohookean.mesh_energy", "neohookean.rest_shape", "penalty", "penetration", "scene", "simulation",
                   "solver.assembly", "solver.barrier_stiffness", "solver.contact_model", "solver.dofs", "solver.drive",
                   "solver.hessian", "solver.line_search", "solver.potential", "solver.proximity")

@@ -1,4 +1,4 @@
-"""The contact set and the potentials summed over it (collisions.py).
+"""The contact set and the potentials summed over it (engine/collisions/).
 
 Oracles: ipctk 1.6.1 (NormalCollisions.build, BarrierPotential, TangentialCollisions.build,
 FrictionPotential) on a CollisionMesh with the same vertices and faces; central finite
