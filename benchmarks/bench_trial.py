@@ -109,7 +109,8 @@ ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "
                   "distance.point_point", "distance.point_triangle", "distance.vector", "friction",
                   "friction.contact_geometry", "friction.potential", "friction.smooth_friction_mollifier", "mounts",
                   "neohookean", "neohookean.element", "neohookean.inputs", "neohookean.inversion", "neohookean.matrix3",
-                  "neohookean.mesh_energy", "neohookean.rest_shape", "penalty", "penetration", "scene", "simulation",
+                  "neohookean.mesh_energy", "neohookean.rest_shape", "penalty", "penalty.clustering",
+                  "penalty.clusters", "penalty.contacts", "penalty.potential", "penetration", "scene", "simulation",
                   "solver.assembly", "solver.barrier_stiffness", "solver.contact_model", "solver.dofs", "solver.drive",
                   "solver.hessian", "solver.line_search", "solver.potential", "solver.proximity")
 

@@ -1,10 +1,10 @@
-"""BLEM penalty contact (penalty.py) and the interpenetration measure (penetration.py).
+"""BLEM penalty contact (engine/penalty/) and the interpenetration measure (penetration.py).
 
 Oracles: central finite differences of our own totals (gradient, exact Hessian, the distance
 gradient in the Gauss-Newton Hessian); closed forms (a vertex at a known height over a plane or a
 big triangle: force k (D - s) along the normal; a tetrahedron tip pushed a known depth into a
 box, exact inside/outside and depths in an L-shaped prism from shapely);
-the IPC collision set of collisions.py, which the penalty contacts must equal. The scenes of
+the IPC collision set of engine/collisions/, which the penalty contacts must equal. The scenes of
 test_collisions.py (every contact kind) are reused with margin r = dhat / 2.
 """
 

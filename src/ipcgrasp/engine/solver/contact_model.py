@@ -1,5 +1,5 @@
 """The contact models behind one interface: IPC's log barrier (BarrierContact) and the BLEM penalty
-of engine/penalty.py (PenaltyContact).
+of engine/penalty/ (PenaltyContact).
 
 Each gives the active contacts at contact-surface positions x (N,3), m; their term of the
 incremental potential E with its gradient and Hessian carried into the unknowns z through
@@ -126,7 +126,7 @@ class BarrierContact:
 
 
 class PenaltyContact:
-    """The BLEM penalty of engine/penalty.py (stiffness, margin and clusters from settings, read
+    """The BLEM penalty of engine/penalty/ (stiffness, margin and clusters from settings, read
     at each call; h^2 times its energy in E) with lagged friction under penalty normal forces,
     optionally through k-means contact clusters (`clusters`: those of the current friction pass,
     None when contacts act one by one). plane_vertices: the contact-surface vertices that may

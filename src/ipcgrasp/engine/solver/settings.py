@@ -90,7 +90,7 @@ class SolverSettings:
     floor on kappa so that a known force scale (e.g. a gripper's closing force) is carried at a
     resolvable gap.
     contact_model: "barrier" (IPC: log barrier, CCD, adaptive kappa) or "penalty" (BLEM penalty
-    contact of engine/penalty.py, discrete detection, no CCD). Penalty only: penalty_stiffness k
+    contact of engine/penalty/, discrete detection, no CCD). Penalty only: penalty_stiffness k
     (N/m per contact), penalty_margin r (m, boundary layer of every mesh: meshes touch below 2 r,
     the ground below r; the activation distance `Simulation.dhat` becomes 2 r and `dhat` is not
     used), penalty_clusters K (at most K k-means representative contacts per body pair, lagged
