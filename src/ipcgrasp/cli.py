@@ -35,8 +35,10 @@ def _cmd_data_import(args) -> int:
     from ipcgrasp.data.own import import_trials, study_command
     from ipcgrasp.paths import REPO_ROOT
 
-    manifest = import_trials(args.source, args.dest)
+    manifest = import_trials(args.source, args.dest, repair=args.repair)
     for name, info in manifest["objects"].items():
+        if info["mesh_repair"] is not None:
+            print(f"--repair: {info['mesh_source']}: {info['mesh_repair']['summary']}", file=sys.stderr, flush=True)
         print(f"{name}: {info['grasps']} grasp(s) x {info['trials_per_grasp']} trial(s), {info['mass_kg'] * 1000:g} g, "
               f"{info['split']}")
     print(f"imported {args.source} ({manifest['gripper']}) into {args.dest} (REACH layout). The study on it, from the "
@@ -837,6 +839,11 @@ def build_parser() -> argparse.ArgumentParser:
                                           "in the REACH layout the study reads, with their object registry")
     load.add_argument("source", metavar="TRIALS.json", help="the trials file (docs/own_data.md)")
     load.add_argument("dest", metavar="DEST", help="new or empty directory, or one a previous import wrote")
+    load.add_argument("--repair", action="store_true",
+                      help="make one closed solid of each object mesh the check refuses (holes, zero-area or flipped "
+                           "faces, several overlapping pieces, self-intersections), simplifying a repaired one above "
+                           "2000 vertices within 0.1 mm, as generate --repair does; DEST gets the repaired mesh, your "
+                           "file is unchanged; prints what changed (docs/own_data.md)")
     load.set_defaults(func=_cmd_data_import)
 
     grippers = commands.add_parser("grippers", help="list the shipped gripper descriptions (name, stroke, force "

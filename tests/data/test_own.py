@@ -4,6 +4,7 @@ written, each problem naming the file, the trial or object and field, and the fi
 never overwrites or deletes a file it did not create."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ def test_imported_trials_read_back_through_the_reach_loader_and_registry(own_tri
     assert np.array_equal(physical.grasp_poses[0], first["gripper_pose"])
     assert np.array_equal(physical.grasp_poses[5], doc["trials"][10]["gripper_pose"])
     assert manifest["gripper"] == "yumi" and manifest["objects"]["box_3cm"]["grasp_ids"] == list(range(6))
+    assert manifest["objects"]["box_3cm"]["mesh_repair"] is None  # it passed the check as given
     assert json.loads((dest / MANIFEST).read_text())["complete"] is True
 
 
@@ -174,6 +176,52 @@ def test_a_mesh_with_a_hole_is_refused_and_every_problem_is_listed_at_once(own_t
     assert message.startswith("3 problem(s)")
     assert "objects.box_3cm.mesh: " in message and "not watertight" in message and "fix: close the holes" in message
     assert "trials[3].success" in message and "trials[7].gripper" in message
+
+
+def test_a_mesh_with_a_hole_is_imported_repaired_with_repair_and_the_source_file_is_unchanged(own_trials, tmp_path,
+                                                                                              capsys):
+    source, _ = own_trials(tmp_path / "lab")
+    mesh_file = source.parent / "meshes" / "box_3cm.stl"
+    box = trimesh.creation.box(extents=[0.03, 0.03, 0.03])
+    box.update_faces(np.arange(len(box.faces)) != 0)
+    box.export(mesh_file)
+    original = mesh_file.read_bytes()
+    dest = tmp_path / "own"
+    with pytest.raises(OwnDataError, match=r"objects\.box_3cm\.mesh: .*not watertight.*--repair on .*`data import`"
+                       ) as error:
+        import_trials(source, dest)
+    assert str(mesh_file) in str(error.value)
+    assert not dest.exists()
+
+    assert main(["data", "import", str(source), str(dest), "--repair"]) == 0
+    err = capsys.readouterr().err
+    assert f"--repair: {mesh_file.resolve()}: filled 1 hole(s)" in err and "volume 27 -> 27 cm^3" in err
+    written = trimesh.load(dest / "object_meshes" / "box_3cm.obj", process=False, force="mesh")
+    written.merge_vertices()
+    assert written.is_watertight and written.is_winding_consistent
+    assert written.volume == pytest.approx(0.03**3, rel=1e-6)
+    assert mesh_file.read_bytes() == original  # the user's file is only read
+    record = json.loads((dest / MANIFEST).read_text())["objects"]["box_3cm"]["mesh_repair"]
+    assert record["holes_filled"] == 1 and record["volume_after_m3"] == pytest.approx(0.03**3, rel=1e-6)
+    assert record["summary"].startswith("filled 1 hole(s)")
+    assert load_physical_grasps(dest, "box_3cm").robustness.tolist() == ROBUST
+
+
+@pytest.mark.parametrize("vertices, faces, reason", [
+    ([[0, 0, 0], [0.03, 0, 0], [0, 0.03, 0], [0.03, 0.03, 0]], [[0, 1, 2], [1, 3, 2]],
+     r"a piece of 2 faces .* could not be closed: MeshFix found no closed surface for it"),
+    ([[0, 0, 0], [0.01, 0, 0], [0.02, 0, 0], [0.03, 0, 0]], [[0, 1, 2], [1, 2, 3], [0, 2, 3]],
+     r"every face has zero area; fix: export the solid object"),
+], ids=["flat sheet", "line"])
+def test_a_mesh_the_repair_cannot_fix_is_refused_and_nothing_is_written(own_trials, tmp_path, vertices, faces,
+                                                                        reason):
+    source, _ = own_trials(tmp_path / "lab")
+    mesh_file = source.parent / "meshes" / "box_3cm.stl"
+    trimesh.Trimesh(vertices, faces, process=False).export(mesh_file)
+    dest = tmp_path / "own"
+    with pytest.raises(OwnDataError, match=rf"objects\.box_3cm\.mesh: {re.escape(str(mesh_file))}: {reason}"):
+        import_trials(source, dest, repair=True)
+    assert not dest.exists()
 
 
 def test_the_import_never_touches_files_it_did_not_create(own_trials, tmp_path):

@@ -23,7 +23,10 @@ translations in metres (within MAX_TRANSLATION of the origin) and the gripper's 
 open to its stroke, within the stroke + REACH_MARGIN of the object's bounding box.
 
 Every problem found is reported together, each naming the file, the object or trial (index in
-the `trials` list) and field, and the fix, before anything is written. The import never
+the `trials` list) and field, and the fix, before anything is written. With `repair`, a mesh the
+check refuses is made one closed solid by `geometry.repair.repair_mesh` (what `--repair` does
+on `generate` and `simulate --mesh`); the repaired copy is what DEST gets, the user's file is
+only read, and a mesh the repair cannot fix is a problem of its object. The import never
 overwrites or deletes a file it did not create: DEST must be empty, absent, or the output of a
 previous import (its `ipcgrasp_import.json` lists the files that import created, and only those
 are replaced or removed).
@@ -48,7 +51,8 @@ from ipcgrasp import __version__
 from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
 from ipcgrasp.data.registry import SPLITS
 from ipcgrasp.documents import DocumentError, load_json, parse_json
-from ipcgrasp.geometry.mesh import MeshError, load_object_mesh
+from ipcgrasp.geometry.mesh import MeshError, read_mesh_file, validate_mesh
+from ipcgrasp.geometry.repair import RepairReport, repair_mesh
 from ipcgrasp.grasp.description import (
     DEFAULT_GRIPPER,
     GripperDescription,
@@ -203,7 +207,8 @@ class ImportedObject:
     """One object of a trials file, checked: the validated `mesh` (trimesh, m), `mass` (kg),
     `split`, the `gripper` its trials name (a shipped name or a description file's resolved
     path) and that description's `gripper_name`, and per grasp (in order of first appearance)
-    its id, object pose, gripper pose (4x4, m) and trial results (G, T) booleans."""
+    its id, object pose, gripper pose (4x4, m) and trial results (G, T) booleans. `repair` is
+    what `repair_mesh` changed when the mesh file failed the check and was repaired, else None."""
 
     name: str
     mesh_file: Path
@@ -216,6 +221,7 @@ class ImportedObject:
     object_poses: np.ndarray
     gripper_poses: np.ndarray
     results: np.ndarray
+    repair: RepairReport | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -248,9 +254,10 @@ class _Problems:
                                + "\n  ".join(shown) + (f"\n  ... and {more} more" if more else ""))
 
 
-def read_trials(path: str | os.PathLike) -> TrialsFile:
+def read_trials(path: str | os.PathLike, repair: bool = False) -> TrialsFile:
     """Read and check a trials file (module docstring, docs/own_data.md); OwnDataError listing
-    every problem found. Nothing is written."""
+    every problem found. `repair`: repair each mesh the check refuses (`repair_mesh`) instead of
+    refusing it; a mesh the repair cannot fix stays a problem. Nothing is written."""
     path = Path(path)
     if not path.is_file():
         raise OwnDataError(f"{path}: trials file not found; fix: give the path of the JSON trials file "
@@ -268,7 +275,7 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
         problems.add("fields 'format', 'version'", f"got {doc.get('format')!r} version {doc.get('version')!r}",
                      f"set \"format\": \"{FORMAT}\" and \"version\": {VERSION}")
-    objects = _check_objects(doc.get("objects"), path, problems)
+    objects = _check_objects(doc.get("objects"), path, problems, repair)
     trials = doc.get("trials")
     if not isinstance(trials, list) or not trials:
         problems.add("field 'trials'", "expected a non-empty list of trials", "list one entry per physical trial")
@@ -298,7 +305,7 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
             name, fields["mesh_file"], fields["mesh"], fields["mass"], fields["split"], grippers.pop(), description.name,
             list(grasps), np.array([g["object_pose"] for g in grasps.values()]),
             np.array([g["gripper_pose"] for g in grasps.values()]),
-            np.array([g["results"] for g in grasps.values()], dtype=bool))
+            np.array([g["results"] for g in grasps.values()], dtype=bool), fields["repair"])
     if len(checked) > 1 and len({o.split for o in checked.values()}) < 2:
         problems.add("objects", "with several objects the study splits by object, but every object has split "
                      f"{next(iter(checked.values())).split!r}",
@@ -311,8 +318,9 @@ def read_trials(path: str | os.PathLike) -> TrialsFile:
     return TrialsFile(path, hashlib.sha256(raw).hexdigest(), checked)
 
 
-def _check_objects(entries, path: Path, problems: _Problems) -> dict:
-    """name -> {mesh_file, mesh, mass, split} (None for an object with problems)."""
+def _check_objects(entries, path: Path, problems: _Problems, repair: bool = False) -> dict:
+    """name -> {mesh_file, mesh, mass, split, repair} (None for an object with problems); with
+    `repair`, a mesh `validate_mesh` refuses is repaired (`_checked_mesh`)."""
     if not isinstance(entries, dict) or not entries:
         problems.add("field 'objects'", "expected a non-empty mapping of object name to {mesh, mass_kg, split}",
                      'add "objects": {"my_object": {"mesh": "my_object.stl", "mass_kg": 0.05}}')
@@ -342,16 +350,14 @@ def _check_objects(entries, path: Path, problems: _Problems) -> dict:
                          "use \"training\" or \"heldout\" (or leave it out: heldout)")
             ok = False
         mesh_file = (path.parent / str(fields["mesh"])) if isinstance(fields["mesh"], str) else None
-        mesh = None
+        mesh = report = None
         if mesh_file is None or not mesh_file.is_file():
             problems.add(f"{where}.mesh", f"mesh file {mesh_file or fields['mesh']!r} not found",
                          "give the mesh's path relative to the trials file (OBJ, STL, PLY or OFF, in metres)")
             ok = False
         else:
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # safe repairs (winding, orientation) are fine here
-                    mesh = load_object_mesh(mesh_file)
+                mesh, report = _checked_mesh(mesh_file, repair)
             except (MeshError, ValueError) as exc:
                 problems.add(f"{where}.mesh", *_problem_and_fix(exc, "export the object as one closed triangle "
                                                                      "surface in metres"))
@@ -366,8 +372,26 @@ def _check_objects(entries, path: Path, problems: _Problems) -> dict:
                              "kg/m^3)")
                 ok = False
         if ok:
-            objects[name] = {"mesh_file": mesh_file, "mesh": mesh, "mass": float(mass), "split": split}
+            objects[name] = {"mesh_file": mesh_file, "mesh": mesh, "mass": float(mass), "split": split,
+                             "repair": report}
     return objects
+
+
+def _checked_mesh(mesh_file: Path, repair: bool):
+    """(mesh, None): the file's mesh through `validate_mesh` (its safe repairs, winding and
+    orientation, made silently); with `repair`, a mesh it refuses is instead (the repaired mesh,
+    the `RepairReport`) from `repair_mesh`, whose refusal (MeshRepairError, naming the file and
+    the reason) then stands for it. MeshError for an unreadable file or a refused mesh."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # safe repairs are fine here; --repair's changes are reported
+        raw = read_mesh_file(mesh_file)
+        try:
+            return validate_mesh(raw, str(mesh_file)).mesh, None
+        except MeshError:
+            if not repair:
+                raise
+        report = repair_mesh(raw, str(mesh_file))
+        return report.mesh, report
 
 
 def _utf8_text(raw: bytes, path: Path) -> str:
@@ -531,14 +555,17 @@ def _within_reach(poses: dict, gripper: dict, mesh, where: str, problems: _Probl
     return False
 
 
-def import_trials(source: str | os.PathLike, dest: str | os.PathLike) -> dict:
+def import_trials(source: str | os.PathLike, dest: str | os.PathLike, repair: bool = False) -> dict:
     """Check the trials file `source`, then write DEST in the REACH layout (`data.reach`):
     `object_meshes/<name>.obj` (the validated mesh), `phys_grasps_json/<name>.json` (one record
     per trial: obj, grasp, pose, stable_pose 0, attempt, trial, result, gripper), `objects.yaml`
-    (the registry: mass_g, split, source) and `ipcgrasp_import.json` (the manifest). Returns the
-    manifest. Refuses (OwnDataError) a DEST that holds files no import created; replaces only the
-    files a previous import listed. Every file is written atomically."""
-    trials = read_trials(source)
+    (the registry: mass_g, split, source) and `ipcgrasp_import.json` (the manifest). `repair`: a
+    mesh the check refuses is repaired (`read_trials`); DEST gets the repaired mesh, the source
+    file is not modified, and the manifest's `objects.<name>.mesh_repair` says what changed
+    (`RepairReport.record`; None for a mesh imported as checked). Returns the manifest. Refuses
+    (OwnDataError) a DEST that holds files no import created; replaces only the files a previous
+    import listed. Every file is written atomically."""
+    trials = read_trials(source, repair=repair)
     dest = Path(dest)
     previous = _previous_import(dest)
     outputs = {}
@@ -559,7 +586,8 @@ def import_trials(source: str | os.PathLike, dest: str | os.PathLike) -> dict:
                 **({"gripper_file": gripper.gripper} if gripper.gripper not in shipped_grippers() else {}),
                 "objects": {name: {"mass_kg": o.mass, "split": o.split, "grasps": len(o.grasp_ids),
                                    "trials_per_grasp": int(o.results.shape[1]),
-                                   "grasp_ids": o.grasp_ids, "mesh_source": str(o.mesh_file.resolve())}
+                                   "grasp_ids": o.grasp_ids, "mesh_source": str(o.mesh_file.resolve()),
+                                   "mesh_repair": o.repair.record() if o.repair is not None else None}
                             for name, o in sorted(trials.objects.items())},
                 "files": sorted(outputs)}
     # list old and new files first, so an interrupted import leaves a manifest naming all it made

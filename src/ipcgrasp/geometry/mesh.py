@@ -40,8 +40,8 @@ LISTED_COMPONENTS = 4
 """How many surfaces (largest first) the error for a mesh of several separate surfaces lists."""
 
 
-REPAIR_HINT = ("; or let ipcgrasp repair it: --repair on `generate` and `simulate --mesh`, repair=True in Python "
-               "(docs/own_objects.md)")
+REPAIR_HINT = ("; or let ipcgrasp repair it: --repair on `generate`, `simulate --mesh` and `data import`, "
+               "repair=True in Python (docs/own_objects.md)")
 """Appended to the refusals `geometry.repair.repair_mesh` can fix."""
 
 

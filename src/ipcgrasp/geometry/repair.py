@@ -100,6 +100,16 @@ class RepairReport:
         return bool(self.faces_removed or self.stray_pieces or self.pieces > 1 or self.holes_filled or self.rebuilt_pieces
                     or self.simplified_distance is not None or self.distance > 0.0)
 
+    def record(self) -> dict:
+        """What changed as JSON-ready values, units in the keys (m, m^3): `summary` and every
+        field but the mesh, with `volume_change` (relative)."""
+        return {"summary": self.summary(), "faces_removed": self.faces_removed, "stray_pieces": self.stray_pieces,
+                "pieces": self.pieces, "holes_filled": self.holes_filled, "rebuilt_pieces": self.rebuilt_pieces,
+                "welded": self.welded, "volume_before_m3": self.volume_before, "volume_after_m3": self.volume_after,
+                "volume_change": self.volume_change, "distance_m": self.distance,
+                "vertices_before": self.vertices_before, "vertices_after": self.vertices_after,
+                "simplified_distance_m": self.simplified_distance}
+
     def summary(self) -> str:
         """One line saying what changed, for the command line and the warning."""
         parts = []
