@@ -225,9 +225,9 @@ class SimParams:
     pushed_out_translation: float = 0.01
     pushed_out_rotation: float = 0.5
     dt: float = 0.02
-    dhat: float | None = None
+    dhat: float | None = 1e-5
     eps_v: float = 1e-4
-    newton_tolerance: float = 1e-5
+    newton_tolerance: float = 1.1e-6
     balance_tolerance: float | None = 0.1
     newton_budget: int = 10000
     contact_model: str = "ipc"
