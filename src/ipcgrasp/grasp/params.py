@@ -170,7 +170,8 @@ class SimParams:
     Outcome: contact_tol (m) for "pad touches object"; pushed_out_translation (m, across the
     closing direction) and pushed_out_rotation (rad) for the object moving out of the grasp
     during the squeeze.
-    Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s),
+    Solver: dt (s), dhat (m, the contact layer; None: 1e-3 x the scene diagonal), eps_v (m/s),
+    newton_tolerance (m/s, scaled to dhat: docs/physics.md, "The Newton tolerance shrinks"),
     balance_tolerance (a fraction of the object's weight m g; None: no such test): Newton's solve
     of a step also ends only when the net force left unbalanced on the object is below it (its
     step size bounds that force only through the contacts' stiffness, which grows as the contact
