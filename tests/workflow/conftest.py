@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,10 +38,11 @@ def dry_run(*args: str, source: Path = REPO) -> subprocess.CompletedProcess:
                               text=True, timeout=300)
 
 
-def run_smoke_study(work: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+def run_smoke_study(work: Path, *args: str, check: bool = True,
+                    snakemake: Sequence[str] = (str(SNAKEMAKE),)) -> subprocess.CompletedProcess:
     """`snakemake ARGS` on config/smoke.yaml and the bundled data in `work`; with `check`, fails the
-    test on error."""
-    result = subprocess.run([str(SNAKEMAKE), *args, "--configfile", "config/smoke.yaml",
+    test on error. `snakemake`: the command that runs snakemake (test_slurm.py's polls faster)."""
+    result = subprocess.run([*snakemake, *args, "--configfile", "config/smoke.yaml",
                              "--config", f"data_dir={resolve_data_dir()}"],
                             cwd=work, capture_output=True, text=True, timeout=1800)
     assert not check or result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]

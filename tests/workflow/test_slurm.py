@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -43,6 +44,10 @@ TEST_CLUSTER = "ipcgrasp-test"  # ClusterName in the slurm.conf local_slurm.sh w
 # (so no `sacct` and no account to charge) and short status intervals.
 LOCAL_SLURM_ARGS = ["--slurm-no-account", "--slurm-status-command", "squeue",
                     "--slurm-init-seconds-before-status-checks", "1", "--seconds-between-status-checks", "1"]
+# snakemake whose SLURM executor checks its jobs every second: the plugin's own back-off (10 s longer
+# after each check that finds no job finished, whatever the flags above say) left finished jobs
+# unnoticed for up to half a minute, about a quarter of this test's wall time
+SLURM_SNAKEMAKE = (sys.executable, str(Path(__file__).with_name("snakemake_slurm_fast_poll.py")))
 # the rules the Snakefile does not list in localrules: the ones sbatch must run
 SUBMITTED_RULES = {"calibration", "psi_sensitivity_row", "grid_row", "finger_row", "baseline_cell",
                    "evaluation_simulation", "evaluation_dynamic", "benchmark_resolution"}
@@ -123,7 +128,8 @@ def slurm_rerun(study, tmp_path_factory):
     for output in RESUBMITTED.values():
         (work / output).unlink()
     start = time.monotonic()
-    run = run_smoke_study(work, "--profile", "profiles/slurm", *LOCAL_SLURM_ARGS, *RESUBMITTED.values(), check=False)
+    run = run_smoke_study(work, "--profile", "profiles/slurm", *LOCAL_SLURM_ARGS, *RESUBMITTED.values(), check=False,
+                          snakemake=SLURM_SNAKEMAKE)
     wall_time = time.monotonic() - start
     if run.returncode != 0:  # the failed jobs' SLURM logs (kept by the plugin) say why
         job_logs = "".join(f"\n--- {path}\n{path.read_text()[-2000:]}"

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from .conftest import SNAKEMAKE, copy_of_the_repository
-from .test_slurm import LOCAL_SLURM_ARGS, elapsed_seconds, require_slurm, submitted_jobs
+from .conftest import copy_of_the_repository
+from .test_slurm import LOCAL_SLURM_ARGS, SLURM_SNAKEMAKE, elapsed_seconds, require_slurm, submitted_jobs
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,7 @@ def test_sharded_generate_through_slurm_writes_the_single_process_index(tmp_path
     config = tmp_path / "generate.yaml"
     config.write_text(yaml.safe_dump({"mesh": str(mesh), "mass": 0.003, "n": 3, "trials": 1, "seed": 4,
                                       "images": False, "shard_size": 2, "out": str(tmp_path / "sharded")}))
-    run = subprocess.run([str(SNAKEMAKE), "-s", "workflow/generate.smk", "--profile", "profiles/slurm",
+    run = subprocess.run([*SLURM_SNAKEMAKE, "-s", "workflow/generate.smk", "--profile", "profiles/slurm",
                           *LOCAL_SLURM_ARGS, "--configfile", str(config)], cwd=work, capture_output=True, text=True,
                          timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
