@@ -92,8 +92,10 @@ def test_wrist_jaw_and_object_poses_follow_the_simulated_bodies_and_phases_read_
     assert np.array_equal(wrist[0], both.grasp_pose[:3, 3]) and wrist[-1, 2] - wrist[0, 2] >= SHORT["lift_height"]
     assert np.allclose(wrist[:, :2], wrist[0, :2], atol=0.0)
     assert np.allclose(rotate(ds.wrist_quaternion.values), both.grasp_pose[:3, :3], atol=1e-12)
-    # the jaws: their tooltip frames are the opening apart, and the rigid backing plates (driven
-    # with them) moved exactly as they did
+    # the jaws: their tooltip frames (where the jaws were sent) are the opening apart, and the
+    # rigid backing plates (driven with them) moved as they did, exactly where the jaws got there
+    # and otherwise short of them by the jaw lag (the largest distance of a driven vertex from its
+    # target; a plate's other vertices, turned with it, up to 1 % more)
     jaws = np.concatenate([rotate(ds.jaw_quaternion.values), ds.jaw_position.values[..., None]], axis=-1)
     jaws = np.concatenate([jaws, np.broadcast_to([0.0, 0.0, 0.0, 1.0], (*jaws.shape[:2], 1, 4))], axis=-2)
     openings = [Gripper.jaw_opening(step) for step in jaws]
@@ -102,7 +104,9 @@ def test_wrist_jaw_and_object_poses_follow_the_simulated_bodies_and_phases_read_
         plate = ds[f"vertices_backing{pad}"].values
         moved = jaws[:, pad] @ np.linalg.inv(jaws[0, pad])
         expected = np.einsum("tij,vj->tvi", moved[:, :3, :3], plate[0]) + moved[:, None, :3, 3]
-        assert np.allclose(plate, expected, atol=1e-12)
+        behind = np.linalg.norm(plate - expected, axis=-1).max(axis=1)
+        assert np.all(behind <= 1.01 * ds.jaw_lag.values + 1e-12)
+        assert np.all(behind[ds.jaw_lag.values == 0.0] <= 1e-12)
 
 
 def test_vertices_need_recorded_frames(trials, tmp_path):

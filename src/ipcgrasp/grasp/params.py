@@ -170,7 +170,8 @@ class SimParams:
     Outcome: contact_tol (m) for "pad touches object"; pushed_out_translation (m, across the
     closing direction) and pushed_out_rotation (rad) for the object moving out of the grasp
     during the squeeze.
-    Solver: dt (s), dhat (m, None: 1e-3 x scene size), eps_v (m/s), newton_tolerance (m/s),
+    Solver: dt (s), dhat (m, the contact layer; None: 1e-3 x the scene diagonal), eps_v (m/s),
+    newton_tolerance (m/s, scaled to dhat: docs/physics.md, "The Newton tolerance shrinks"),
     balance_tolerance (a fraction of the object's weight m g; None: no such test): Newton's solve
     of a step also ends only when the net force left unbalanced on the object is below it (its
     step size bounds that force only through the contacts' stiffness, which grows as the contact
@@ -225,9 +226,9 @@ class SimParams:
     pushed_out_translation: float = 0.01
     pushed_out_rotation: float = 0.5
     dt: float = 0.02
-    dhat: float | None = None
+    dhat: float | None = 1e-5
     eps_v: float = 1e-4
-    newton_tolerance: float = 1e-5
+    newton_tolerance: float = 1.1e-6
     balance_tolerance: float | None = 0.1
     newton_budget: int = 10000
     contact_model: str = "ipc"
