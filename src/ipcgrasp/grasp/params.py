@@ -171,11 +171,11 @@ class SimParams:
     closing direction) and pushed_out_rotation (rad) for the object moving out of the grasp
     during the squeeze.
     Solver: dt (s), dhat (m, the contact layer; None: 1e-3 x the scene diagonal), eps_v (m/s),
-    newton_tolerance (m/s, scaled to dhat: docs/physics.md, "The Newton tolerance shrinks"),
+    newton_tolerance (m/s, scaled to dhat: 0.11/s x dhat),
     balance_tolerance (a fraction of the object's weight m g; None: no such test): Newton's solve
     of a step also ends only when the net force left unbalanced on the object is below it (its
     step size bounds that force only through the contacts' stiffness, which grows as the contact
-    layer thins; docs/physics.md, "The Newton tolerance has to shrink with d̂"),
+    layer thins; docs/physics.md, "The Newton tolerance shrinks with d̂"),
     newton_budget (Newton iterations a whole trial may take, every step attempt of every phase
     counted, retried, abandoned and failed ones included, at least one each; past it the phase
     ends, before the verdict as a `solver` failure naming the phase and the budget: a cube trial
