@@ -137,6 +137,34 @@ def test_a_retry_after_a_lagging_step_sends_the_jaws_from_where_they_are():
     assert params.close_force <= min(result.close_forces) <= (1 + FORCE_TOLERANCE) * params.close_force
 
 
+def test_jaws_back_off_when_the_object_pushes_into_them():
+    """Cube grasp 16, the study's trial 4 (force rule, E 1e8 Pa, mu 0.4): the cube turns flat
+    against the pads in one step, which ends at 18 N with the cube still moving into them, and
+    the next step passes the close window at every jaw increment down to 0.06 um. The jaws back
+    off, as a force-controlled gripper yields, and the rule fires inside the window."""
+    cube, grasps = bundled_cube()
+    params = SimParams(E=1e8, mu=0.4, close_rule="force", lift_height=0.005, hold_time=0.04)
+    result = simulate_grasp(cube, grasps.object_poses[16], grasps.grasp_poses[16], params, seed=trial_seed(0, 16, 4))
+    assert result.success, result.reason
+    assert params.close_force <= min(result.close_forces) <= max(result.close_forces) <= (
+        1 + FORCE_TOLERANCE) * params.close_force
+
+
+def test_the_force_limit_bounds_every_squeeze_step_of_a_stiff_pad():
+    """Cube grasp 16, the study's trial 0, on rigid-like rectangular pads (E 1e10 Pa) under the psi
+    rule: the pads cannot store Psi_th below the force limit, and a step that lands the cube flat
+    against them would jump past it (to 464 N) at any increment. The jaws back off and the squeeze
+    ends as a stall, every step at most at the limit."""
+    cube, grasps = bundled_cube()
+    params = SimParams(E=1e10, mu=0.4, close_rule="psi", jaw="rectangular", lift_height=0.005, hold_time=0.04)
+    result = simulate_grasp(cube, grasps.object_poses[16], grasps.grasp_poses[16], params, seed=trial_seed(0, 16, 0),
+                            record="trajectory")
+    limit = Gripper.yumi().force_limit
+    assert result.failure_mode == "stall", result.reason
+    squeeze = [max(step.pad_normal_force) for step in result.trajectory if step.phase == "squeeze"]
+    assert (1 - FORCE_TOLERANCE) * limit <= squeeze[-1] <= max(squeeze) <= limit
+
+
 def _count_newton_iterations(monkeypatch) -> list:
     """From now on every Newton iteration the engine computes adds to the returned [count]."""
     from ipcgrasp.engine.solver.newton import Newton

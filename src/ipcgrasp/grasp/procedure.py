@@ -64,7 +64,10 @@ from ipcgrasp.grasp.trajectory import step_record
 FORCE_TOLERANCE = 0.02
 """Relative resolution of the gripper's force control: the close rule fires within this fraction
 above its threshold, and the force grip holds the pads' force within it of its target."""
-MAX_REFINEMENTS = 8  # retries of a closing step that overshot the close rule or the force limit
+MAX_REFINEMENTS = 16
+"""Retries of a closing step that overshot the close rule or the force limit: shorter increments
+down to MIN_CONTACT_STEP approach distances, then the jaws backing off (`_refined_increment`); the
+last retry stands, overshoot or not."""
 TARGET_LEVEL = 1.0 + 0.5 * FORCE_TOLERANCE  # once both pads touch, the approach aims inside the window
 MAX_GRIP_TRIES = 6  # jaw positions tried per step for the force grip to land within FORCE_TOLERANCE
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
@@ -402,6 +405,7 @@ class GraspProcedure:
                     self._checkpoint = self._copy()
             saved, counters = backend.save(), self._counters()
             increment = self._closing_increment(s.touched, s.history)
+            previous = None  # the last finished try of this step (`_refined_increment`)
             for refinement in range(MAX_REFINEMENTS + 1):
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
                 # drive lagged, the rest of that lag would otherwise be in every retry's motion.
@@ -421,7 +425,7 @@ class GraspProcedure:
                     break
                 backend.restore(saved)  # overshot the close rule or the force limit: a shorter increment
                 self._restore_counters(counters)
-                increment = self._refined_increment(increment, report, s, target)
+                increment, previous = self._refined_increment(increment, report, s, target, previous)
             on_object = [f > 0.0 for f in report.pad_forces]
             self.closed, progress = target, target - report.jaw_lag - s.reached
             s.reached += progress
@@ -872,18 +876,28 @@ class GraspProcedure:
 
         return self._agreed(overshot)
 
-    def _refined_increment(self, increment: float, report: StepReport | None, s: _Squeeze, target: float) -> float:
+    def _refined_increment(self, increment: float, report: StepReport | None, s: _Squeeze, target: float,
+                           previous: tuple | None) -> tuple[float, tuple | None]:
         """The closing increment (m) to retry a step that overshot with `increment` (it reached
-        `target` less its jaw lag; `report` None when the backend gave it up on the way): a secant
-        from the step's start (s.before) to where it ended, aimed inside the window (TARGET_LEVEL of
-        the close rule, or FORCE_TOLERANCE / 2 below the force limit when that was passed), kept
-        between a tenth and 0.8 x the travel. Half the increment where no secant is defined (a
-        given-up step, no rise) or the step did not start with both pads on the object: until
-        then variants with other close rules share the step (`run_variants`), and a trial run
-        alone must refine it as they do."""
-        if report is None or not all(s.touched):
-            return 0.5 * increment
-        if max(report.pad_forces) > self.max_grip_force:
+        `target` less its jaw lag; `report` None when the backend gave it up on the way), and this
+        try as `previous` of the next call ((increment, the rise of its level over the step,
+        whether that level is the force limit's) when it finished, else None). A secant from the step's start (s.before) to where it ended,
+        aimed inside the window (TARGET_LEVEL of the close rule, or FORCE_TOLERANCE / 2 below the
+        force limit when that was passed), kept between a tenth and 0.8 x the travel. Half the
+        increment where no secant is defined (a given-up step, no rise) or the step did not start
+        with both pads on the object: until then variants with other close rules share the step
+        (`run_variants`), and a trial run alone must refine it as they do.
+
+        From a start with both pads pressing the object, the jaws back off (a negative increment
+        of FIRST_CONTACT_STEP approach distances, doubled at each further overshoot) when the
+        jaw travel does not explain the overshoot: a step given up with an increment of at most
+        MIN_CONTACT_STEP approach distances, or a finished try with at most half the previous
+        try's increment whose level rose more than twice as much as that share of the previous
+        rise (a contact that only stiffens with travel rises less)."""
+        near = self.backend.approach_distance
+        pressed = s.before is not None and min(s.before[0]) > 0.0
+        over_limit = report is not None and max(report.pad_forces) > self.max_grip_force
+        if over_limit:
             aim = 1.0 - 0.5 * FORCE_TOLERANCE
 
             def level(forces, energies):
@@ -893,11 +907,24 @@ class GraspProcedure:
 
             def level(forces, energies):
                 return self._close_level(self.params, forces, energies)
-        start, end = level(*s.before), level(report.pad_forces, report.pad_energies)
+        tried = None
+        if report is not None and s.before is not None:
+            start, end = level(*s.before), level(report.pad_forces, report.pad_energies)
+            tried = (increment, end - start, over_limit)
+        unexplained = (previous is not None and tried is not None and previous[2] == over_limit
+                       and 0.0 < increment <= 0.5 * previous[0] and tried[1] * previous[0] > 2.0 * increment * previous[1])
+        if pressed and (increment < 0.0 or unexplained or report is None and increment <= MIN_CONTACT_STEP * near):
+            # Both pads pressed the object at the step's start, and the level rises past the bound
+            # with the jaws hardly moving, or moving back: the object pushes into them (carried on
+            # by its own motion, a cube turning flat against a pad), as a force-controlled gripper
+            # feels and yields to. Back the jaws off, twice as far each try.
+            return (-FIRST_CONTACT_STEP * near if increment > 0.0 else 2.0 * increment), tried
+        if tried is None or not all(s.touched):
+            return 0.5 * increment, tried
         travelled = target - report.jaw_lag - s.reached
         if not (end > aim > start and travelled > 0.0):
-            return 0.5 * increment
-        return float(np.clip((aim - start) / (end - start), 0.1, 0.8)) * travelled
+            return 0.5 * increment, tried
+        return float(np.clip((aim - start) / (end - start), 0.1, 0.8)) * travelled, tried
 
     def _closed(self, report: StepReport, on_object) -> bool:
         """The close rule, counted only while both pads touch the object (pads squeezing each
