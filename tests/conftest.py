@@ -1,6 +1,14 @@
 """Fixtures shared across test directories."""
 
+import atexit
 import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -52,6 +60,62 @@ def own_trials(tmp_path_factory):
         return path, document
 
     return write
+
+
+class ForkServer:
+    """A console script (`script`, whose entry point is `entry`, "module:function") run from
+    fork_server.py, started on first use and kept for the test session (one per pytest-xdist
+    worker): `run` is `subprocess.run([script, *args], cwd=cwd, env=env, capture_output=True,
+    text=True, timeout=timeout)`, its process forked from one that has imported the entry point's
+    module and the `preload` modules already (seconds of CPU less a run)."""
+
+    SERVER = Path(__file__).with_name("fork_server.py")
+
+    def __init__(self, script: Path, entry: str, preload: Sequence[str] = ()) -> None:
+        self.command = [sys.executable, str(self.SERVER), str(script), entry, *preload]
+        self.script = str(script)
+        self.process: subprocess.Popen | None = None
+        self.log = None
+        atexit.register(self.stop)
+
+    def start(self) -> subprocess.Popen:
+        if self.process is None or self.process.poll() is not None:
+            self.log = tempfile.TemporaryFile()
+            self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=self.log, text=True, start_new_session=True)
+        return self.process
+
+    def stop(self) -> None:
+        """Ends the server and whatever it runs (its process group)."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self.process = None
+
+    def run(self, args: Sequence[object], cwd: Path, timeout: float,
+            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
+        server = self.start()
+        command = [self.script, *map(str, args)]
+        with tempfile.TemporaryDirectory(prefix="ipcgrasp-fork-") as scratch:
+            out, err = Path(scratch) / "stdout", Path(scratch) / "stderr"
+            request = {"args": command[1:], "cwd": str(cwd), "env": dict(os.environ if env is None else env),
+                       "stdout": str(out), "stderr": str(err)}
+            try:
+                server.stdin.write(json.dumps(request) + "\n")
+                server.stdin.flush()
+                if not select.select([server.stdout], [], [], timeout)[0]:
+                    raise subprocess.TimeoutExpired(command, timeout)
+                answer = server.stdout.readline()
+            except BaseException:  # a timeout or an interrupt: no answer left pending for the next run
+                self.stop()
+                raise
+            if not answer:
+                self.log.seek(0)
+                log = self.log.read().decode(errors="replace")
+                self.stop()
+                raise RuntimeError(f"{self.SERVER.name} ended without answering:\n{log[-3000:]}")
+            return subprocess.CompletedProcess(command, json.loads(answer)["returncode"], out.read_text(),
+                                               err.read_text())
 
 
 def child_pids(pid: int) -> set[int]:

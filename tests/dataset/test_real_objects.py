@@ -1,6 +1,7 @@
 """The sampler on real meshes (benchmarks/objects.py, from pybullet_data): every grasp it emits
 starts with both jaws, opened to the widest, clear of the object and above the ground, checked
-by an independent query (dense jaw surface samples against the object's triangles)."""
+by an independent query (dense jaw surface samples against the object's triangles, the exact
+point-triangle distance of every pair that can be nearer than the clearance)."""
 
 import importlib.util
 import sys
@@ -14,13 +15,41 @@ import trimesh
 from ipcgrasp import GraspObject
 from ipcgrasp.dataset.antipodal import SamplerSettings, sample_antipodal_grasps
 from ipcgrasp.geometry import backing_plate, pad_surface
-from ipcgrasp.geometry.repair import distance_to_surface
+from ipcgrasp.geometry.repair import point_triangle_distance
 from ipcgrasp.grasp.gripper import Gripper
 
 _spec = importlib.util.spec_from_file_location("objects", Path(__file__).parents[2] / "benchmarks" / "objects.py")
 objects = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("objects", objects)  # its dataclass looks its module up there
 _spec.loader.exec_module(objects)
+
+
+def nearest_distance(points: np.ndarray, mesh: trimesh.Trimesh, reach: float) -> float:
+    """min(reach, the distance (m) from the nearest of `points` (n, 3) to the triangles of `mesh`):
+    the exact distance of every point-triangle pair that can be nearer than `reach`. A triangle
+    lies within its bounding sphere (centre: its centroid), so a point farther than reach + the
+    sphere's radius from the centroid is farther than `reach` from the triangle."""
+    from scipy.spatial import cKDTree
+
+    triangles = np.asarray(mesh.triangles)
+    centres = triangles.mean(axis=1)
+    radii = np.linalg.norm(triangles - centres[:, None], axis=2).max(axis=1)
+    near = cKDTree(points).query_ball_point(centres, reach + radii + 1e-9)
+    triangle = np.repeat(np.arange(len(triangles)), [len(candidates) for candidates in near])
+    point = np.fromiter((p for candidates in near for p in candidates), dtype=np.int64, count=len(triangle))
+    nearest = reach
+    for chunk in range(0, len(point), 100_000):
+        p, t = point[chunk:chunk + 100_000], triangle[chunk:chunk + 100_000]
+        nearest = min(nearest, point_triangle_distance(points[p], triangles[t]).min())
+    return nearest
+
+
+def test_nearest_distance_is_the_distance_to_the_nearest_triangle_within_reach():
+    box = trimesh.creation.box(extents=[0.02, 0.02, 0.02])
+    points = np.array([[0.0, 0.0, 0.0105], [0.013, 0.0, 0.0], [0.0, -0.02, 0.02]])  # 0.5, 3 and 14.1 mm away
+    assert nearest_distance(points, box, 1e-3) == pytest.approx(5e-4)
+    assert nearest_distance(points[1:], box, 5e-3) == pytest.approx(3e-3)
+    assert nearest_distance(points[2:], box, 5e-3) == 5e-3  # nothing within reach
 
 
 @pytest.mark.slow
@@ -44,4 +73,5 @@ def test_sampled_grasps_start_clear_of_object_and_ground(name):
             points = trimesh.transform_points(local, pose)
             assert points[:, 2].min() >= settings.ground_clearance - 1e-9
             assert not world.contains(points).any()
-            assert distance_to_surface(points, world).min() >= settings.clearance + settings.noise_margin - 1e-6
+            clear = settings.clearance + settings.noise_margin - 1e-6
+            assert nearest_distance(points, world, clear) >= clear

@@ -23,7 +23,7 @@ from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.io import write_json_atomic
 
-from ..workflow.conftest import SNAKEMAKE, copy_of_the_repository, dry_run
+from ..workflow.conftest import SNAKEMAKE_FORKS, copy_of_the_repository, dry_run
 
 N, TRIALS, SEED = 3, 1, 4
 RUN_FIELDS = {"created", "wall_time"}
@@ -102,8 +102,8 @@ def test_the_workflow_run_directly_writes_into_the_folders_snakemake_made_first(
     config = tmp_path / "generate.yaml"
     config.write_text(json.dumps({"mesh": str(mesh), "mass": 0.003, "n": N, "trials": TRIALS, "seed": SEED,
                                   "images": False, "shard_size": 2, "out": str(out)}))
-    run = subprocess.run([str(SNAKEMAKE), "-s", "workflow/generate.smk", "--cores", "2", "--configfile", str(config)],
-                         cwd=work, capture_output=True, text=True, timeout=900)
+    run = SNAKEMAKE_FORKS.run(["-s", "workflow/generate.smk", "--cores", "2", "--configfile", str(config)], cwd=work,
+                              timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
     assert_same_dataset(out, single)
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from .conftest import REPO, SNAKEMAKE, copy_of_the_repository, dry_run
+from .conftest import REPO, SNAKEMAKE, SNAKEMAKE_FORKS, copy_of_the_repository, dry_run
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 
@@ -168,9 +168,8 @@ def test_bad_config_value_fails_before_any_job_naming_the_key(tmp_path, bad, key
 @pytest.mark.slow
 def test_manifest_job_runs(tmp_path):
     work = copy_of_the_repository(tmp_path / "repo")
-    result = subprocess.run([str(SNAKEMAKE), "--cores", "1", "results/data/manifest.json",
-                             "--config", f"registry={REPO / 'config/objects.yaml'}"],
-                            cwd=work, capture_output=True, text=True, timeout=300)
+    result = SNAKEMAKE_FORKS.run(["--cores", "1", "results/data/manifest.json",
+                                  "--config", f"registry={REPO / 'config/objects.yaml'}"], cwd=work, timeout=300)
     assert result.returncode == 0, result.stderr
     assert (work / "results/data/manifest.json").is_file()
 
@@ -216,8 +215,8 @@ def test_a_study_interrupted_in_the_repository_neither_fails_the_dry_runs_nor_is
     assert job_counts(result.stdout)["grid_row"] == 1 and LOST_CELL in result.stdout
     assert "cannot be locked" not in result.stdout + result.stderr
     assert state_of(repository) == left
-    in_place = subprocess.run([str(SNAKEMAKE), "-n", "--cores", "1", "--configfile", "config/smoke.yaml"],
-                              cwd=repository, capture_output=True, text=True, timeout=300)
+    in_place = SNAKEMAKE_FORKS.run(["-n", "--cores", "1", "--configfile", "config/smoke.yaml"], cwd=repository,
+                                   timeout=300)
     log = in_place.stdout + in_place.stderr
     assert in_place.returncode != 0 and "IncompleteFilesException" in log and LOST_CELL in log, log[-2000:]
 

@@ -5,7 +5,6 @@ executor, as docs/own_data.md says."""
 
 import json
 import re
-import subprocess
 
 import pandas as pd
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from ipcgrasp.cli import main
 from ipcgrasp.study.cube import read_cube
 
-from .conftest import SNAKEMAKE, copy_of_the_repository
+from .conftest import SNAKEMAKE_FORKS, copy_of_the_repository
 
 pytestmark = pytest.mark.slow
 
@@ -22,8 +21,8 @@ def test_the_whole_study_runs_on_imported_own_trials(own_trials, tmp_path, capsy
     work = copy_of_the_repository(tmp_path / "repo")
     source, doc = own_trials(tmp_path / "lab")
     assert main(["data", "import", str(source), str(work / "resources" / "own_data")]) == 0
-    run = subprocess.run([str(SNAKEMAKE), "--cores", "2", "--configfile", "config/smoke.yaml",
-                          "config/own_data_example.yaml"], cwd=work, capture_output=True, text=True, timeout=1800)
+    run = SNAKEMAKE_FORKS.run(["--cores", "2", "--configfile", "config/smoke.yaml", "config/own_data_example.yaml"],
+                              cwd=work, timeout=1800)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-5000:]
 
     split = json.loads((work / "results/split.json").read_text())

@@ -19,11 +19,10 @@ import xarray as xr
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.study.cube import read_cube, write_netcdf_atomic
 
-from .conftest import LOST_CELL
+from .conftest import LOST_CELL, SNAKEMAKE_FORKS, run_smoke_study
 
 pytestmark = pytest.mark.slow
 
-SNAKEMAKE = Path(sys.executable).with_name("snakemake")
 DOWNSTREAM_OF_LOST_CELL = {"grid_row", "grid_merge", "grid", "notebook_grid_search", "baseline_cell", "baseline_sweep",
                            "evaluation_simulation", "evaluation_merge", "evaluation_baseline", "evaluation_dynamic",
                            "evaluation", "notebook_evaluation", "notebook_failure_modes", "benchmarks",
@@ -33,11 +32,7 @@ MODELS = ["ipcgrasp", "soft_point", "reach", "6dfc", "image_quality", "penalty",
 
 
 def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(SNAKEMAKE), *args, "--configfile", "config/smoke.yaml",
-                             "--config", f"data_dir={resolve_data_dir()}"],
-                            cwd=work, capture_output=True, text=True, timeout=1800)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-    return result
+    return run_smoke_study(work, *args)
 
 
 def rules_run(output: str) -> dict[str, int]:
@@ -204,9 +199,9 @@ def test_a_failed_edit_notebook_session_keeps_the_study_s_figures(study, tmp_pat
     before = notebook_outputs(work / "results")
     assert "figures/grid_f1.png" in before and "figures/grid_failure_modes.png" in before
     env = {**os.environ, "PATH": os.pathsep.join([str(fake), os.environ.get("PATH", "")])}
-    run = subprocess.run([str(SNAKEMAKE), "--cores", "1", "--configfile", "config/smoke.yaml", "--config",
-                          f"data_dir={resolve_data_dir()}", "--edit-notebook", "results/figures/grid_f1.png"],
-                         cwd=work, capture_output=True, text=True, timeout=600, env=env)
+    run = SNAKEMAKE_FORKS.run(["--cores", "1", "--configfile", "config/smoke.yaml", "--config",
+                               f"data_dir={resolve_data_dir()}", "--edit-notebook", "results/figures/grid_f1.png"],
+                              cwd=work, timeout=600, env=env)
     log = run.stdout + run.stderr
     assert run.returncode != 0 and "Error in rule notebook_grid_search" in log, log[-3000:]
     assert "Restored previous version of results/figures/grid_f1.png" in log
