@@ -147,10 +147,10 @@ class SimParams:
     Close rule (docs/grasp_procedure.md): "psi" (the paper's) fires when A) each pad's strain
     energy >= psi_th (J) while that pad touches the object, and B) both jaws make equal effort:
     their normal forces on the object agree, |F_1 - F_2| <= psi_tol * max(F_1, F_2); "force"
-    when each pad's normal force on the object >= close_force (N). psi_th defaults to 9.3e-6 J,
-    what `study.calibration` measured for the rounded pad at E = 1e8 Pa and 20 N against a contact
-    layer of 1e-3 x the scene diagonal; at the 10 um layer it measures 7.2e-6 J (the study's
-    calibration stage recomputes it, and the study uses its own value). max_grip_force (N; None: the gripper's force_limit, 100 N
+    when each pad's normal force on the object >= close_force (N). psi_th defaults to 7.2e-6 J,
+    what `study.calibration` measures for the rounded pad at E = 1e8 Pa and 20 N at the default
+    contact layer (the study's calibration stage recomputes it per E, and the study uses its own
+    values). max_grip_force (N; None: the gripper's force_limit, 100 N
     for the YuMi): the gripper stalls when a pad pushes the object this hard; a squeeze that
     reaches it without the rule firing ends "stall" (a stiff pad under a fixed psi_th may need
     more than the gripper can give).
@@ -208,7 +208,7 @@ class SimParams:
     mu: float = 0.4
     mu_ground: float = 0.1
     close_rule: str = "force"
-    psi_th: float = 9.3e-6
+    psi_th: float = 7.2e-6
     psi_tol: float = 0.5
     close_force: float = 20.0
     max_grip_force: float | None = None
