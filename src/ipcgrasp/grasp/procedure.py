@@ -405,7 +405,7 @@ class GraspProcedure:
                     self._checkpoint = self._copy()
             saved, counters = backend.save(), self._counters()
             increment = self._closing_increment(s.touched, s.history)
-            previous = None  # the last finished try of this step (`_refined_increment`)
+            previous = None  # the first finished try of this step to compare the next with (`_refined_increment`)
             for refinement in range(MAX_REFINEMENTS + 1):
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
                 # drive lagged, the rest of that lag would otherwise be in every retry's motion.
@@ -879,9 +879,10 @@ class GraspProcedure:
     def _refined_increment(self, increment: float, report: StepReport | None, s: _Squeeze, target: float,
                            previous: tuple | None) -> tuple[float, tuple | None]:
         """The closing increment (m) to retry a step that overshot with `increment` (it reached
-        `target` less its jaw lag; `report` None when the backend gave it up on the way), and this
-        try as `previous` of the next call ((increment, the rise of its level over the step,
-        whether that level is the force limit's) when it finished, else None). A secant from the step's start (s.before) to where it ended,
+        `target` less its jaw lag; `report` None when the backend gave it up on the way), and
+        the try the next call compares with (`previous`): the step's first finished try measured
+        on the same level as the last, (increment, the rise of its level over the step, whether
+        that level is the force limit's), None before one finished. A secant from the step's start (s.before) to where it ended,
         aimed inside the window (TARGET_LEVEL of the close rule, or FORCE_TOLERANCE / 2 below the
         force limit when that was passed), kept between a tenth and 0.8 x the travel. Half the
         increment where no secant is defined (a given-up step, no rise) or the step did not start
@@ -891,9 +892,9 @@ class GraspProcedure:
         From a start with both pads pressing the object, the jaws back off (a negative increment
         of FIRST_CONTACT_STEP approach distances, doubled at each further overshoot) when the
         jaw travel does not explain the overshoot: a step given up with an increment of at most
-        MIN_CONTACT_STEP approach distances, or a finished try with at most half the previous
-        try's increment whose level rose more than twice as much as that share of the previous
-        rise (a contact that only stiffens with travel rises less)."""
+        MIN_CONTACT_STEP approach distances, or a finished try with at most half the increment
+        of the try it is compared with whose level rose more than twice that share of the
+        compared rise (a contact that only stiffens with travel rises less)."""
         near = self.backend.approach_distance
         pressed = s.before is not None and min(s.before[0]) > 0.0
         over_limit = report is not None and max(report.pad_forces) > self.max_grip_force
@@ -911,6 +912,7 @@ class GraspProcedure:
         if report is not None and s.before is not None:
             start, end = level(*s.before), level(report.pad_forces, report.pad_energies)
             tried = (increment, end - start, over_limit)
+        compared = tried if previous is None or tried is not None and previous[2] != over_limit else previous
         unexplained = (previous is not None and tried is not None and previous[2] == over_limit
                        and 0.0 < increment <= 0.5 * previous[0] and tried[1] * previous[0] > 2.0 * increment * previous[1])
         if pressed and (increment < 0.0 or unexplained or report is None and increment <= MIN_CONTACT_STEP * near):
@@ -918,13 +920,13 @@ class GraspProcedure:
             # with the jaws hardly moving, or moving back: the object pushes into them (carried on
             # by its own motion, a cube turning flat against a pad), as a force-controlled gripper
             # feels and yields to. Back the jaws off, twice as far each try.
-            return (-FIRST_CONTACT_STEP * near if increment > 0.0 else 2.0 * increment), tried
+            return (-FIRST_CONTACT_STEP * near if increment > 0.0 else 2.0 * increment), compared
         if tried is None or not all(s.touched):
-            return 0.5 * increment, tried
+            return 0.5 * increment, compared
         travelled = target - report.jaw_lag - s.reached
         if not (end > aim > start and travelled > 0.0):
-            return 0.5 * increment, tried
-        return float(np.clip((aim - start) / (end - start), 0.1, 0.8)) * travelled, tried
+            return 0.5 * increment, compared
+        return float(np.clip((aim - start) / (end - start), 0.1, 0.8)) * travelled, compared
 
     def _closed(self, report: StepReport, on_object) -> bool:
         """The close rule, counted only while both pads touch the object (pads squeezing each
