@@ -190,7 +190,7 @@ def _warn_other_gripper(args, data_dir) -> None:
     gripper is the study cube's, checked by the study) is not warned."""
     import warnings
 
-    from ipcgrasp.data.own import other_gripper_warning
+    from ipcgrasp.data.recorded import other_gripper_warning
     from ipcgrasp.grasp.description import load_description
 
     if getattr(args, "gripper", None) is None:

@@ -13,7 +13,8 @@ import trimesh
 
 from ipcgrasp.cli import main
 from ipcgrasp.data.location import resolve_data_dir
-from ipcgrasp.data.own import MANIFEST, OwnDataError, import_trials, known_grippers
+from ipcgrasp.data.own import OwnDataError, import_trials, known_grippers
+from ipcgrasp.data.recorded import MANIFEST
 from ipcgrasp.data.reach import list_objects, load_object, load_physical_grasps
 from ipcgrasp.data.registry import load_registry
 from ipcgrasp.grasp.description import shipped_grippers
@@ -370,7 +371,7 @@ def test_a_gripper_description_file_is_imported_as_simulate_and_the_study_take_i
     check_data_gripper({"gripper": gripper_file}, dest)
     with pytest.raises(ConfigError, match=rf"recorded with 'lab_hand'.*fix: set gripper: {gripper_file}"):
         check_data_gripper({"gripper": "franka_hand"}, dest)
-    from ipcgrasp.data.own import other_gripper_warning
+    from ipcgrasp.data.recorded import other_gripper_warning
 
     assert other_gripper_warning(dest, "box_3cm", "lab_hand") is None
     warning = other_gripper_warning(dest, "box_3cm", "yumi")  # what simulate --gripper yumi on this data warns

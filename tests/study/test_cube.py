@@ -19,9 +19,9 @@ from ipcgrasp.study.cube import (
     read_cube,
     robustness,
     simulation_cell,
-    value_label,
     write_netcdf_atomic,
 )
+from ipcgrasp.study.labels import value_label
 
 GRASPS = [3, 8, 11]
 TRIALS = 2

@@ -8,14 +8,15 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+# ipcgrasp's modules imported here load neither scipy.stats, xarray, trimesh nor numba: every snakemake
+# process parses this file, each cluster job's own and every dry run's (test_dag.py checks).
 from ipcgrasp.baselines import MODELS
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import list_objects
 from ipcgrasp.data.registry import load_registry
 from ipcgrasp.documents import DocumentError, load_yaml
 from ipcgrasp.study.config import ConfigError, check_config, check_data_gripper
-from ipcgrasp.study.cube import value_label
-from ipcgrasp.study.runs import ALWAYS_SUCCESS
+from ipcgrasp.study.labels import ALWAYS_SUCCESS, value_label
 from ipcgrasp.study.split import object_split
 from ipcgrasp.study.sweeps import SWEEP_MODELS, sweep_settings
 

@@ -1,5 +1,6 @@
 """Datasets: the object registry, where the REACH data lives, its loaders, and the import of a
-user's own physical trials into that layout (`data.own`)."""
+user's own physical trials into that layout (`data.own`; `data.recorded`: the gripper that
+recorded a data directory's trials)."""
 
 from ipcgrasp.data.location import DataNotFoundError, resolve_data_dir
 from ipcgrasp.data.reach import (

@@ -29,7 +29,7 @@ on `generate` and `simulate --mesh`); the repaired copy is what DEST gets, the u
 only read, and a mesh the repair cannot fix is a problem of its object. The import never
 overwrites or deletes a file it did not create: DEST must be empty, absent, or the output of a
 previous import (its `ipcgrasp_import.json` lists the files that import created, and only those
-are replaced or removed).
+are replaced or removed); `data.recorded` reads back the gripper it names.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import yaml
 
 from ipcgrasp import __version__
 from ipcgrasp.data.reach import GRASP_DIR, MESH_DIR
+from ipcgrasp.data.recorded import MANIFEST
 from ipcgrasp.data.registry import SPLITS
 from ipcgrasp.documents import DocumentError, load_json, parse_json
 from ipcgrasp.geometry.mesh import MeshError, read_mesh_file, validate_mesh
@@ -67,7 +68,6 @@ from ipcgrasp.io import write_bytes_atomic, write_json_atomic
 
 __all__ = [
     "FORMAT",
-    "MANIFEST",
     "REGISTRY_FILE",
     "VERSION",
     "ImportedObject",
@@ -75,18 +75,12 @@ __all__ = [
     "TrialsFile",
     "import_trials",
     "known_grippers",
-    "OtherGripperWarning",
-    "other_gripper_warning",
-    "recorded_gripper",
-    "recorded_with",
     "study_command",
     "read_trials",
 ]
 
 FORMAT = "ipcgrasp-physical-trials"
 VERSION = 1
-MANIFEST = "ipcgrasp_import.json"
-"""What an import wrote into DEST (the files it created, the source and its SHA-256)."""
 REGISTRY_FILE = "objects.yaml"
 SAME_POSE_TOLERANCE = 1e-9
 """Largest entry difference (m, or rotation entries) between the poses of two trials of one grasp."""
@@ -114,64 +108,6 @@ def known_grippers() -> tuple[str, ...]:
     """Gripper names a trial's `gripper` may take: the shipped gripper descriptions
     (`grasp.description.shipped_grippers`, `ipcgrasp grippers`)."""
     return tuple(shipped_grippers())
-
-
-def recorded_gripper(data_dir: Path) -> str | None:
-    """The gripper the physical trials of `data_dir` were recorded with, when `ipcgrasp data import`
-    wrote it (its manifest's `gripper`: the description's name), else None (e.g. the REACH data)."""
-    recorded = _manifest_of(data_dir)
-    return recorded.get("gripper") if recorded else None
-
-
-def recorded_gripper_setting(data_dir: Path) -> str | None:
-    """What `--gripper` or the study's `gripper:` takes for the gripper the trials of `data_dir`
-    were recorded with: the description file an import read (its manifest's `gripper_file`), or
-    the shipped name; None without a manifest."""
-    recorded = _manifest_of(data_dir)
-    return (recorded.get("gripper_file") or recorded.get("gripper")) if recorded else None
-
-
-REACH_GRIPPER = "yumi"
-"""The gripper the REACH physical grasps were recorded with (docs/data.md, "Gripper")."""
-
-
-class OtherGripperWarning(UserWarning):
-    """A trial command simulates a gripper other than the one that recorded the physical grasps
-    it starts from: `recorded` and `simulated` are the two descriptions' names."""
-
-    def __init__(self, object_name: str, data_dir, recorded: str, simulated: str, setting: str):
-        super().__init__(
-            f"the physical grasps of {object_name} in {data_dir} were recorded with the {recorded}, but --gripper is "
-            f"{simulated}: each trial places the {simulated} at the {recorded}'s gripper pose (another gripper "
-            f"frame and fingers, docs/grippers.md), so its outcome and R are not comparable with the physical "
-            f"robustness, which is the {recorded}'s; fix: --gripper {setting}, or give the {simulated}'s own grasp "
-            "poses (simulate --mesh FILE --mass KG --pose FILE.json, docs/simulate_mesh.md)")
-        self.recorded, self.simulated = recorded, simulated
-
-
-def recorded_with(data_dir: Path) -> tuple[str, str]:
-    """(name, setting) of the gripper that recorded the physical grasps of a REACH-layout
-    `data_dir`: an import's gripper (its manifest; the setting is the description file it read,
-    or the name), else the REACH data's YuMi."""
-    name = recorded_gripper(data_dir)
-    return (name, recorded_gripper_setting(data_dir)) if name else (REACH_GRIPPER, REACH_GRIPPER)
-
-
-def other_gripper_warning(data_dir: Path, object_name: str, simulated: str) -> OtherGripperWarning | None:
-    """The warning for simulating the gripper named `simulated` on the physical grasps of
-    `object_name` in `data_dir` when another gripper recorded them (`recorded_with`); else None."""
-    recorded, setting = recorded_with(data_dir)
-    if recorded == simulated:
-        return None
-    return OtherGripperWarning(object_name, data_dir, recorded, simulated, setting)
-
-
-def _manifest_of(data_dir: Path) -> dict | None:
-    manifest = Path(data_dir) / MANIFEST
-    if not manifest.is_file():
-        return None
-    recorded = load_json(manifest)
-    return recorded if isinstance(recorded, dict) else None
 
 
 def study_command(manifest: dict, dest: Path, repo_root: Path) -> str:

@@ -18,13 +18,16 @@ import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jsonschema
 import numpy as np
-import trimesh
 
 from ipcgrasp.documents import DocumentError, finite_validator, load_yaml, parse_json
 from ipcgrasp.grasp.robot_file import ROBOT_KEYS, ROBOT_SUFFIXES, RobotFileError, read_robot_file
+
+if TYPE_CHECKING:
+    import trimesh
 
 SHIPPED_PACKAGE = "ipcgrasp.grippers"
 """Package holding the shipped descriptions, one `<name>.yaml` each."""
@@ -289,6 +292,8 @@ def _check_extent(values: dict, key: str, fail) -> None:
 
 
 def _closed_mesh(description: GripperDescription, relative: str, scale: float, key: str, fail) -> trimesh.Trimesh:
+    import trimesh  # here, not at the top: a description without mesh files (every shipped one) loads without it
+
     path = description.mesh_path(relative)
     if not path.is_file():
         fail(key, f"mesh file {path} does not exist", "give a path relative to the description file's folder")

@@ -62,7 +62,7 @@ def check_data_gripper(config: Mapping, data_dir) -> None:
     that gripper's physical outcomes with a simulation of a different one."""
     from pathlib import Path
 
-    from ipcgrasp.data.own import recorded_gripper, recorded_gripper_setting
+    from ipcgrasp.data.recorded import recorded_gripper, recorded_gripper_setting
 
     recorded = recorded_gripper(Path(data_dir))
     if recorded is None:

@@ -415,15 +415,6 @@ def failure_mode_names(flags) -> np.ndarray:
     return names[index]
 
 
-def value_label(value: float) -> str:
-    """Short, exact text for a grid value in file names: 1e8 -> "1e8", 0.4 -> "0.4", 2.5e10 -> "2.5e10"."""
-    v = float(value)
-    if v != 0.0 and not 1e-3 <= abs(v) < 1e4:
-        mantissa, exponent = f"{v:.12e}".split("e")
-        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
-    return f"{v:.12g}"
-
-
 def write_netcdf_atomic(ds: xr.Dataset, path: str | os.PathLike) -> Path:
     """Write `ds` as NetCDF-4 to `path` atomically (`ipcgrasp.io.atomic_path`)."""
     with atomic_path(path) as tmp:

@@ -35,10 +35,8 @@ from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.grasp.simulate import run_variants
 from ipcgrasp.interrupts import reraise_interrupt
 from ipcgrasp.study.cube import MODEL_INFO, prediction_cell, simulation_cell
+from ipcgrasp.study.labels import ALWAYS_SUCCESS
 from ipcgrasp.study.replay import fixed_params_attr
-
-ALWAYS_SUCCESS = "always_success"
-"""Name of the trivial predictor that is always in the evaluation table."""
 
 
 def load_study_object(data_dir: str | os.PathLike, name: str, registry) -> tuple[GraspObject, PhysicalGrasps]:

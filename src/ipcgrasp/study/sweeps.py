@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 
-from ipcgrasp.study.cube import merge_cells
-from ipcgrasp.study.tables import choose_best, failure_counts, score
+if TYPE_CHECKING:
+    import xarray as xr
+
+# study.cube and study.tables (xarray, scipy.stats) are imported by the functions that use them:
+# the workflow's Snakefile imports SWEEP_MODELS and sweep_settings to parse.
 
 SWEEP_DIMS = ("stiffness", "margin")
 SWEEP_COORDINATES = {
@@ -73,6 +76,8 @@ def merge_sweep(cells: Sequence[xr.Dataset], model: str, attrs: Mapping | None =
     """One model's sweep cube from its cells (`cube.prediction_cell` with scalar coordinates
     stiffness, margin, object): dims stiffness, margin, object, grasp, trial, with the model's
     units on stiffness and margin."""
+    from ipcgrasp.study.cube import merge_cells
+
     cube = merge_cells(cells, dims=(*SWEEP_DIMS, "object"), attrs=attrs)
     for dim in SWEEP_DIMS:
         cube[dim].attrs = dict(SWEEP_COORDINATES[model][dim])
@@ -91,6 +96,8 @@ def sweep_scores(cube: xr.Dataset) -> pd.DataFrame:
     training set): `tables.score` (paper AP/AR/F1, per-grasp metrics, success rate, solver
     failures), the median and maximum over trials of the interpenetration depth and of the force
     gap (m), the median runtime of a trial (s) and the trials per failure mode."""
+    from ipcgrasp.study.tables import failure_counts, score
+
     rows = []
     for stiffness in cube.stiffness.values:
         for margin in cube.margin.values:
@@ -116,6 +123,8 @@ def sweep_table(scores: pd.DataFrame, metric: str = "paper_f1") -> pd.DataFrame:
 def choose_setting(scores: pd.DataFrame) -> dict:
     """The setting chosen on the training grasps (TIE_BREAK): a plain dict of its row of
     `sweep_scores`."""
+    from ipcgrasp.study.tables import choose_best
+
     ordered = scores.sort_values(["stiffness", "margin"], kind="stable").reset_index(drop=True)
     return choose_best(ordered, then_lower=("penetration_m_median",))
 
