@@ -150,6 +150,20 @@ def test_energy_density_values(fd_gradient):
     assert energy_density(batch, MU, LAM).shape == (2,)
 
 
+def test_energy_density_of_a_tiny_strain_on_a_turned_element_is_its_linear_elastic_energy():
+    """A stiff pad turned half a revolution from its rest frame under a 1e-9 strain: Psi must be
+    the small-strain energy mu eps:eps + lam/2 (tr eps)^2 (relative error O(eps)), not the
+    1e-16 mu rounding of two O(mu) terms that cancel (the line search compares such energies)."""
+    mu, lam = lame_parameters(1e11, 0.45)
+    rng = np.random.default_rng(3)
+    for angle in (np.pi, 0.5, 1e-3):
+        R = Rotation.from_rotvec(angle * np.array([0.36, 0.48, 0.8])).as_matrix()
+        eps = 1e-9 * rng.standard_normal((3, 3))
+        eps = 0.5 * (eps + eps.T)
+        linear = mu * np.sum(eps * eps) + 0.5 * lam * np.trace(eps) ** 2
+        assert energy_density(R @ (np.eye(3) + eps), mu, lam) == pytest.approx(linear, rel=1e-6)
+
+
 def test_zero_energy_and_gradient_at_rest_and_under_rigid_motion():
     X, tets = box_mesh(2, 0.02)
     Dm_inv, volumes = rest_shape_inverse(X, tets)

@@ -9,7 +9,6 @@ from ipcgrasp.engine.neohookean.matrix3 import (
     _cholesky3,
     _cofactor_into,
     _det3,
-    _frobenius_dot,
     _rotation_svd_into,
     _symmetric_eigen3,
 )
@@ -39,12 +38,29 @@ def _shape_derivatives_into(Dm_inv_t, D):
 
 @njit
 def _energy_density(F, mu, lam):
-    """Psi(F) in J/m^3; +inf when det F <= 0."""
-    J = _det3(F)
-    if not J > 0.0:
+    """Psi(F) in J/m^3; +inf when det F <= 0.
+
+    Evaluated through the Green strain G = (F^T F - I) / 2, so that no term is a difference of
+    O(1) numbers: with c = det(I + 2 G) - 1 = J^2 - 1 = 2 tr G + 4 I2(G) + 8 det G (I2 the second
+    invariant) and ln J = log1p(c) / 2,
+    Psi = mu/2 (c - log1p(c) - 4 I2(G) - 8 det G) + lam/2 (ln J)^2.
+    The textbook form mu/2 (|F|^2 - 3) - mu ln J rounds each term at about 1e-16 mu whatever
+    the strain, while here the rounding scales with the stress: on a stiff pad (E 1e11 Pa,
+    strains near 1e-9) turned half a revolution from its rest frame the textbook form's rounding
+    is larger than a converging Newton step's energy decrease."""
+    if not _det3(F) > 0.0:
         return np.inf
-    lnJ = np.log(J)
-    return 0.5 * mu * (_frobenius_dot(F, F) - 3.0) - mu * lnJ + 0.5 * lam * lnJ * lnJ
+    G = np.empty((3, 3))
+    for a in range(3):
+        for b in range(3):
+            G[a, b] = 0.5 * (F[0, a] * F[0, b] + F[1, a] * F[1, b] + F[2, a] * F[2, b]) - (0.5 if a == b else 0.0)
+    second_invariant = (G[0, 0] * G[1, 1] - G[0, 1] * G[1, 0] + G[0, 0] * G[2, 2] - G[0, 2] * G[2, 0]
+                        + G[1, 1] * G[2, 2] - G[1, 2] * G[2, 1])
+    det_g = _det3(G)
+    c = 2.0 * (G[0, 0] + G[1, 1] + G[2, 2]) + 4.0 * second_invariant + 8.0 * det_g
+    log_det_c = np.log1p(c)
+    lnJ = 0.5 * log_det_c
+    return 0.5 * mu * ((c - log_det_c) - 4.0 * second_invariant - 8.0 * det_g) + 0.5 * lam * lnJ * lnJ
 
 
 @njit
