@@ -10,8 +10,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR, check_resume
-from ipcgrasp.dataset.shards import generation_inputs, n_shards, shard_path
+from ipcgrasp.dataset.sharding import LOG_DIR, SHARD_DIR, n_shards, shard_path
 from ipcgrasp.documents import DocumentError, load_yaml
 
 try:  # snakemake's own reader keeps a repeated key's last value and expands aliases without bound
@@ -20,10 +19,18 @@ try:  # snakemake's own reader keeps a repeated key's last value and expands ali
 except DocumentError as exc:
     raise WorkflowError(f"config file {exc}") from None
 validate(config, schema="schemas/generate.schema.yaml")
-try:  # the mesh, mass, gripper and simulator settings, and records made with others, checked before any job
-    check_resume(config["out"], *generation_inputs(config), config["trials"], config["seed"])
-except (OSError, ValueError) as exc:
-    raise WorkflowError(f"generate config: {exc}") from None
+# The mesh, mass, gripper and simulator settings, and records made with others, checked before any
+# job, in the main snakemake process only: it loads the mesh and the simulator's modules, and a shard
+# job's own process (cluster, SLURM) runs generate_shard.py, whose generate_dataset makes the same
+# check (check_resume) before it samples; the merge job runs in the main process (localrules).
+if workflow.is_main_process:
+    from ipcgrasp.dataset.records import check_resume
+    from ipcgrasp.dataset.shards import generation_inputs
+
+    try:
+        check_resume(config["out"], *generation_inputs(config), config["trials"], config["seed"])
+    except (OSError, ValueError) as exc:
+        raise WorkflowError(f"generate config: {exc}") from None
 OUT = Path(config["out"])
 SHARDS = [f"{k:04d}" for k in range(n_shards(config["n"], config["shard_size"]))]
 

@@ -346,3 +346,13 @@ def test_the_gripper_fingerprint_follows_the_content_of_a_pad_mesh_file(tmp_path
     same = fingerprint(tmp_path / "a", 8.0)
     assert fingerprint(tmp_path / "b", 8.0) == same  # another folder, the same files
     assert fingerprint(tmp_path / "c", 7.0) != same  # the same description, another pad in its mesh file
+
+
+def test_the_dataset_packages_names_resolve_on_first_use():
+    import ipcgrasp.dataset
+
+    assert ipcgrasp.dataset.generate_dataset is generate_dataset
+    assert ipcgrasp.dataset.SamplerSettings is SamplerSettings
+    assert set(ipcgrasp.dataset.__all__) <= set(dir(ipcgrasp.dataset))
+    with pytest.raises(AttributeError, match="no attribute 'shard_path'"):
+        ipcgrasp.dataset.shard_path  # noqa: B018

@@ -16,14 +16,22 @@ import ipcgrasp.grasp.simulate
 from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.cli import main
 from ipcgrasp.dataset import generate_dataset
-from ipcgrasp.dataset.records import LOG_DIR, SHARD_DIR, RecordError, check_dataset_directory
+from ipcgrasp.dataset.records import RecordError, check_dataset_directory
 from ipcgrasp.dataset.run_lock import LOCK_DIR, release_stale_locks, run_file
-from ipcgrasp.dataset.shards import generation_inputs, merge_shards, n_shards, shard_grasps
+from ipcgrasp.dataset.sharding import LOG_DIR, SHARD_DIR, n_shards, shard_grasps
+from ipcgrasp.dataset.shards import generation_inputs, merge_shards, run_shard
 from ipcgrasp.grasp.description import load_description
 from ipcgrasp.grasp.outcome import GraspResult
 from ipcgrasp.io import write_json_atomic
 
-from ..workflow.conftest import SNAKEMAKE_FORKS, copy_of_the_repository, dry_run
+from ..workflow.conftest import (
+    REPO,
+    SNAKEMAKE_FORKS,
+    copy_of_the_repository,
+    dry_run,
+    heavy_modules_loaded,
+    snakemake_script,
+)
 
 N, TRIALS, SEED = 3, 1, 4
 RUN_FIELDS = {"created", "wall_time"}
@@ -128,6 +136,31 @@ def test_the_workflow_refuses_records_made_with_another_gripper_content_before_a
     assert run.returncode != 0
     assert (f"generate config: {out / 'dataset.json'}: the records in {out} were made with different "
             "'gripper.settings_sha256'") in " ".join((run.stdout + run.stderr).split()), run.stdout + run.stderr
+    # a shard job's own process skips that check at parse time; its script makes it before sampling
+    with pytest.raises(RecordError, match="were made with different 'gripper.settings_sha256'"):
+        run_shard(config, 0)
+
+
+def test_the_generate_workflows_ipcgrasp_imports_load_no_heavy_module():
+    """What workflow/generate.smk imports at its top level, in every snakemake process."""
+    lines = [line for line in (REPO / "workflow/generate.smk").read_text().splitlines()
+             if line.startswith(("from ipcgrasp", "import ipcgrasp"))]
+    assert any("ipcgrasp.dataset.sharding" in line for line in lines)
+    assert heavy_modules_loaded("\n".join(lines)) == []
+
+
+@pytest.mark.slow
+def test_a_shard_jobs_own_process_parses_the_workflow_loading_no_heavy_module(mesh, tmp_path):
+    """A shard job's own snakemake process (--mode remote, as the cluster and SLURM executors start
+    it) parses workflow/generate.smk and plans its job in a fresh interpreter without the mesh
+    library or the simulator: the settings check is the main process's and the job script's."""
+    config = tmp_path / "generate.yaml"
+    config.write_text(json.dumps({"mesh": str(mesh), "mass": 0.003, "n": N, "trials": TRIALS, "seed": SEED,
+                                  "images": False, "shard_size": 2, "out": str(tmp_path / "grasps")}))
+    args = ["-s", "workflow/generate.smk", "-n", "--cores", "1", "--configfile", str(config), "--mode", "remote",
+            "--target-jobs", "generate_shard:shard=0001", "--allowed-rules", "generate_shard"]
+    work = copy_of_the_repository(tmp_path / "repo")
+    assert heavy_modules_loaded(snakemake_script(args), cwd=work) == []
 
 
 def test_only_the_sharded_runs_own_folders_count_as_an_empty_dataset_directory(tmp_path):

@@ -50,6 +50,33 @@ def dry_run(*args: str, source: Path = REPO) -> subprocess.CompletedProcess:
         return SNAKEMAKE_FORKS.run(["-n", "--cores", "1", *args], cwd=work, timeout=300)
 
 
+HEAVY_FOR_THE_PARSE = ("scipy.stats", "xarray", "trimesh", "numba")
+"""Modules that cost seconds of CPU together and that parsing a Snakefile (the study's,
+workflow/generate.smk in a job's own process) and planning its jobs do not need: every snakemake
+process parses it, each cluster job's own and every dry run's."""
+
+_LOADED = f"\nimport sys\nprint(sorted(m for m in {HEAVY_FOR_THE_PARSE!r} if m in sys.modules))\n"
+
+
+def heavy_modules_loaded(script: str, cwd: Path = REPO) -> list[str]:
+    """The HEAVY_FOR_THE_PARSE modules loaded in a fresh interpreter (not forked from
+    SNAKEMAKE_FORKS, which has imported modules already) once `script` has run there."""
+    done = subprocess.run([sys.executable, "-c", script + _LOADED], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return eval(done.stdout.strip().splitlines()[-1])
+
+
+def snakemake_script(args: Sequence[str]) -> str:
+    """Python source that runs `snakemake ARGS` in its own interpreter and fails unless snakemake
+    exits with 0 (for `heavy_modules_loaded`)."""
+    return ("from snakemake.cli import main\n"
+            "try:\n"
+            f"    main({list(args)!r})\n"
+            "except SystemExit as exit_:\n"
+            "    assert not exit_.code, f'snakemake exited with {exit_.code}'\n")
+
+
 def run_smoke_study(work: Path, *args: str, check: bool = True,
                     snakemake: Sequence[str] | None = None) -> subprocess.CompletedProcess:
     """`snakemake ARGS` on config/smoke.yaml and the bundled data in `work`; with `check`, fails the

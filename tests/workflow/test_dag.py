@@ -15,7 +15,15 @@ import yaml
 from snakemake.utils import validate
 
 from ..conftest import reach_data
-from .conftest import REPO, SNAKEMAKE, SNAKEMAKE_FORKS, copy_of_the_repository, dry_run
+from .conftest import (
+    REPO,
+    SNAKEMAKE,
+    SNAKEMAKE_FORKS,
+    copy_of_the_repository,
+    dry_run,
+    heavy_modules_loaded,
+    snakemake_script,
+)
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 
@@ -122,27 +130,11 @@ def test_the_finger_sweep_runs_beside_e_and_mu_and_reuses_the_grids_rigid_cells(
     assert result.returncode != 0 and "fingers.mu" in result.stdout + result.stderr
 
 
-HEAVY_FOR_THE_PARSE = ("scipy.stats", "xarray", "trimesh", "numba")
-"""Modules that cost seconds of CPU together and that parsing the Snakefile and planning its jobs
-do not need: every snakemake process parses it, each cluster job's own and every dry run's."""
-
-_LOADED = f"\nimport sys\nprint(sorted(m for m in {HEAVY_FOR_THE_PARSE!r} if m in sys.modules))\n"
-
-
-def _heavy_modules_loaded(script: str, cwd: Path = REPO) -> list[str]:
-    """The HEAVY_FOR_THE_PARSE modules loaded in a fresh interpreter (not forked from
-    SNAKEMAKE_FORKS, which has imported modules already) once `script` has run there."""
-    done = subprocess.run([sys.executable, "-c", script + _LOADED], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return eval(done.stdout.strip().splitlines()[-1])
-
-
 def test_the_snakefiles_ipcgrasp_imports_load_no_heavy_module():
     lines = [line for path in [REPO / "Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]
              for line in path.read_text().splitlines() if line.startswith(("from ipcgrasp", "import ipcgrasp"))]
     assert any("ipcgrasp.study.config" in line for line in lines)  # common.smk's imports
-    assert _heavy_modules_loaded("\n".join(lines)) == []
+    assert heavy_modules_loaded("\n".join(lines)) == []
 
 
 @pytest.mark.slow
@@ -151,12 +143,7 @@ def test_a_dry_run_of_the_study_loads_no_heavy_module(tmp_path):
     recorded gripper) and planning the smoke study's jobs, in a fresh snakemake process."""
     args = ["-n", "--cores", "1", "--configfile", "config/smoke.yaml", "--config", f"data_dir={reach_data()}"]
     work = copy_of_the_repository(tmp_path / "repo")
-    script = ("from snakemake.cli import main\n"
-              "try:\n"
-              f"    main({args!r})\n"
-              "except SystemExit as exit_:\n"
-              "    assert not exit_.code, f'snakemake exited with {exit_.code}'\n")
-    assert _heavy_modules_loaded(script, cwd=work) == []
+    assert heavy_modules_loaded(snakemake_script(args), cwd=work) == []
 
 
 def test_config_yaml_spells_out_the_schema_defaults():

@@ -32,6 +32,7 @@ import pandas as pd
 
 from ipcgrasp import __version__
 from ipcgrasp.dataset.antipodal import GraspCandidate, SamplerSettings, Sampling, sample_antipodal_grasps
+from ipcgrasp.dataset.sharding import LOG_DIR, SHARD_DIR
 from ipcgrasp.documents import DocumentError, load_json, parse_json
 from ipcgrasp.geometry.mesh import surface_sha256
 from ipcgrasp.grasp.gripper import Gripper
@@ -47,8 +48,6 @@ from ipcgrasp.workers import process_pool
 __all__ = [
     "DATASET_FILE",
     "GENERATE_CONFIG",
-    "LOG_DIR",
-    "SHARD_DIR",
     "INDEX_FILE",
     "SCHEMA_VERSION",
     "Generation",
@@ -73,10 +72,6 @@ DATASET_FILE = "dataset.json"
 INDEX_FILE = "index.csv"
 GENERATE_CONFIG = "generate.yaml"
 """The settings `ipcgrasp generate --shard-size` writes into the directory for its Snakemake jobs."""
-SHARD_DIR = "shards"
-"""Subdirectory of the shard summaries of a sharded run (workflow/generate.smk)."""
-LOG_DIR = "logs"
-"""Subdirectory of the job logs of a sharded run (workflow/generate.smk)."""
 RIGID_TOLERANCE = 1e-6
 
 

@@ -25,7 +25,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from ipcgrasp.dataset.records import LOG_DIR, RecordError
+from ipcgrasp.dataset.records import RecordError
+from ipcgrasp.dataset.sharding import LOG_DIR
 from ipcgrasp.io import write_json_atomic
 
 RUN_FILE = "generate.pid"

@@ -9,49 +9,29 @@ same candidates 0..n-1 and simulates its own range of them; trial k of grasp i h
 nothing else (not on the shard, the process or the order). Every shard writes the records of its
 grasps (`grasp_<i>.json`, `.png`) into the dataset directory and a summary
 `shards/shard_<k>.json`; the merge checks that every sampled grasp has its record and writes
-`index.csv` from all records, as `generate_dataset` does at its end.
+`index.csv` from all records, as `generate_dataset` does at its end. Which grasps a shard holds
+and where its summary goes: `sharding`.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ipcgrasp.dataset.records import SHARD_DIR, RecordError, generate_dataset, read_records, record_stem, write_index
+from ipcgrasp.dataset.records import RecordError, generate_dataset, read_records, record_stem, write_index
+from ipcgrasp.dataset.sharding import shard_grasps, shard_path
 from ipcgrasp.documents import load_json
 from ipcgrasp.grasp.object import GraspObject
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.params import SimParams
 from ipcgrasp.io import write_json_atomic
 
-__all__ = ["PARAM_KEYS", "generation_inputs", "merge_shards", "n_shards", "run_shard", "shard_grasps",
-           "shard_path"]
+__all__ = ["PARAM_KEYS", "generation_inputs", "merge_shards", "run_shard"]
 
 PARAM_KEYS = ("E", "mu", "close_rule", "critical_mass")
 """SimParams fields a generation config may set (the rest keep SimParams' defaults, as in
 `ipcgrasp generate`); the pad (SimParams.jaw) is the gripper's pad variant `jaw`."""
-
-
-def n_shards(n: int, shard_size: int) -> int:
-    """Number of shards of `shard_size` consecutive grasps that cover grasps 0..n-1."""
-    if not (n >= 1 and shard_size >= 1):
-        raise ValueError(f"n and shard_size must be positive integers, got {n!r} and {shard_size!r}")
-    return math.ceil(n / shard_size)
-
-
-def shard_grasps(n: int, shard_size: int, shard: int) -> range:
-    """Grasp indices of shard `shard` (0-based): [shard * shard_size, min(n, (shard + 1) * shard_size))."""
-    if not 0 <= shard < n_shards(n, shard_size):
-        raise ValueError(f"shard {shard} out of range: {n} grasps in shards of {shard_size} make "
-                         f"{n_shards(n, shard_size)} shard(s)")
-    return range(shard * shard_size, min(n, (shard + 1) * shard_size))
-
-
-def shard_path(out: str | os.PathLike, shard: int) -> Path:
-    """The summary file of one shard: out/shards/shard_0003.json."""
-    return Path(out) / SHARD_DIR / f"shard_{shard:04d}.json"
 
 
 def generation_inputs(config: Mapping) -> tuple[GraspObject, SimParams, Gripper]:
