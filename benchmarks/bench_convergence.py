@@ -198,7 +198,7 @@ def agreement(rows: list[dict], reference: list[dict]) -> dict:
         if np.all(np.isfinite(f)) and np.all(np.isfinite(f_ref)):
             force.append(np.max(np.abs(f - f_ref)))
             relative.append(np.max(np.abs(f - f_ref) / f_ref))
-        if np.isfinite(r["hold_force"]) and np.isfinite(s["hold_force"]):
+        if r["label"] == s["label"] == "held":  # a slip's hold phase may follow an object that left the pads
             hold.append(abs(r["hold_force"] - s["hold_force"]))
     return {"n": len(pairs), "changed": changed, "closed": len(force), "force": quantiles(force, 50, 95, 100),
             "relative": quantiles(relative, 50, 95, 100), "held": len(hold), "hold": quantiles(hold, 50, 100)}
