@@ -34,7 +34,10 @@ def fake_result(rng, mode):
                        start_opening=0.04, close_opening=0.03, object_translation=rng.uniform(0, 0.01),
                        object_rotation=rng.uniform(0, 0.3), lift_height=rng.uniform(0, 0.02),
                        min_distance=float("inf") if mode == "miss" else rng.uniform(1e-7, 1e-5),
-                       newton_iterations=int(rng.integers(50, 500)), steps=100, wall_time=rng.uniform(1, 10))
+                       newton_iterations=int(rng.integers(50, 500)), steps=100, wall_time=rng.uniform(1, 10),
+                       **(dict(slip_kind="pivoted", grip_pivot=rng.uniform(0.1, 0.5), grip_slide=rng.uniform(0, 1e-3),
+                               gravity_torque=rng.uniform(1e-4, 5e-4), torsional_capacity=rng.uniform(0, 1e-4),
+                               contact_radius=rng.uniform(0, 1e-3)) if mode == "slip" else {}))
 
 
 def make_cell(seed=0, physical=None, **scalars):
@@ -64,6 +67,8 @@ def test_simulation_cell_holds_every_trial_with_units():
         assert FAILURE_FLAG_MEANINGS[cell.failure_mode.values[g, t]] == (r.failure_mode or "none")
         assert cell.psi_2.values[g, t] == r.psi[1] and cell.force_1.values[g, t] == r.close_forces[0]
         assert cell.newton_iterations.values[g, t] == r.newton_iterations
+        assert cell.slip_kind.values[g, t] == r.slip_kind and cell.grip_pivot.values[g, t] == r.grip_pivot
+        assert np.array_equal(cell.torsional_capacity.values[g, t], r.torsional_capacity, equal_nan=True)
     flags = cell.failure_mode.attrs
     assert flags["flag_meanings"].split() == list(FAILURE_FLAG_MEANINGS)
     assert flags["flag_values"].tolist() == list(range(len(FAILURE_FLAG_MEANINGS)))
@@ -236,3 +241,18 @@ def test_merged_cube_keeps_full_length_reasons_after_a_round_trip(tmp_path):
     write_netcdf_atomic(merged, tmp_path / "merged.nc")
     reasons = read_cube(tmp_path / "merged.nc").reason.sel(object="cube", grasp=0, trial=0).values
     assert list(reasons) == ["short", long]
+
+
+def test_a_slip_keeps_how_it_left_the_grip_and_the_pivot_margins_through_a_round_trip(tmp_path):
+    """The study's cube carries the slip's kind and the two sides of the pivot condition, as the
+    dataset records do, so a slip in the grid or the held-out table can be explained."""
+    slip = GraspResult(success=False, failure_mode="slip", reason="pivoted", slip_kind="pivoted", grip_pivot=0.4,
+                       grip_slide=1e-4, grip_roll=0.05, gravity_torque=3.9e-4, lever_arm=0.0132,
+                       torsional_capacity=1.3e-4, contact_radius=1.1e-5, contact_tilt=0.2)
+    held = GraspResult(success=True, reason="held after lift")
+    cell = simulation_cell([[slip, held]], [10], [[1, 2]], np.ones((1, 5), dtype=bool), {"object": "cube"})
+    back = read_cube(write_netcdf_atomic(cell, tmp_path / "cell.nc"))
+    assert back.slip_kind.values.tolist() == [["pivoted", ""]]
+    assert back.gravity_torque.values[0, 0] == 3.9e-4 and back.gravity_torque.attrs["units"] == "N m"
+    assert back.torsional_capacity.values[0, 0] == 1.3e-4 and back.grip_pivot.values[0, 0] == 0.4
+    assert np.isnan(back.gravity_torque.values[0, 1]) and back.grip_pivot.values[0, 1] == 0.0
