@@ -165,6 +165,36 @@ def test_the_force_limit_bounds_every_squeeze_step_of_a_stiff_pad():
     assert (1 - FORCE_TOLERANCE) * limit <= squeeze[-1] <= max(squeeze) <= limit
 
 
+@pytest.mark.slow
+def test_the_jaws_back_off_once_where_the_level_jumps_whatever_they_do():
+    """Cube grasp 5, the study's trial 1, rounded pads at E 1e9 Pa, mu 0.6, psi rule at the study's
+    Psi_th (7.24e-6 J, which this stiffer pad stores near 60 N): from 0.98 Psi_th every closing
+    increment down to 0.02 um ends past the
+    window (the pad energy jumps 2 % whatever the jaws do), so the jaws back off; coming back to
+    the same place they would back off again, without end, until the Newton budget. They back
+    off only once from there, the refinement goes on, and the rule fires."""
+    cube, grasps = bundled_cube()
+    params = SimParams(E=1e9, mu=0.6, close_rule="psi", psi_th=7.2401029325087165e-06, lift_height=0.005,
+                       hold_time=0.04)
+    result = simulate_grasp(cube, grasps.object_poses[5], grasps.grasp_poses[5], params, seed=trial_seed(0, 5, 1))
+    assert result.success, result.reason
+    assert min(result.psi) >= params.psi_th
+
+
+@pytest.mark.slow
+def test_a_squeeze_that_creeps_on_a_stiff_pad_takes_its_shortest_try_past_the_window():
+    """Cube grasp 8, the study's trial 0, rounded pads at E 1e10 Pa, mu 0.6, force rule: the pads'
+    forces rock between steps (21.4 / 20.0 N, then 21.1 / 19.7 N) while the cube settles between
+    them; every try short enough for the window ends below it and a 0.1 um one passes it, so the
+    jaws crept 0.04 um a step for 1,300 steps until the Newton budget. After MAX_CREEP_STEPS the
+    shortest try past the window stands and the rule fires, within the force limit."""
+    cube, grasps = bundled_cube()
+    params = SimParams(E=1e10, mu=0.6, close_rule="force", lift_height=0.005, hold_time=0.04)
+    result = simulate_grasp(cube, grasps.object_poses[8], grasps.grasp_poses[8], params, seed=trial_seed(0, 8, 0))
+    assert result.failure_mode != "solver", result.reason
+    assert params.close_force <= min(result.close_forces) <= max(result.close_forces) <= Gripper.yumi().force_limit
+
+
 def _count_newton_iterations(monkeypatch) -> list:
     """From now on every Newton iteration the engine computes adds to the returned [count]."""
     from ipcgrasp.engine.solver.newton import Newton

@@ -68,6 +68,13 @@ MAX_REFINEMENTS = 16
 """Retries of a closing step that overshot the close rule or the force limit: shorter increments
 down to MIN_CONTACT_STEP approach distances, then the jaws backing off (`_refined_increment`); the
 last retry stands, overshoot or not."""
+MAX_CREEP_STEPS = 50
+"""Closing steps in a row, each starting with both pads pressing the object, that may bring the
+jaws less than MIN_CONTACT_STEP approach distances closer (or back them off); after them a step
+whose retry ends short of the close window takes instead its shortest try that passed the window
+within the force limit, which then stands. On a stiff pad whose forces rock between steps (the
+object settling between unequal pads) every shorter try can end short of the window while a
+longer one passes it, and the squeeze would creep on until the Newton budget."""
 TARGET_LEVEL = 1.0 + 0.5 * FORCE_TOLERANCE  # once both pads touch, the approach aims inside the window
 MAX_GRIP_TRIES = 6  # jaw positions tried per step for the force grip to land within FORCE_TOLERANCE
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
@@ -188,6 +195,8 @@ class _Squeeze:
     reached: float = 0.0  # where the jaws got (m; self.closed: where they are sent)
     history: list = field(default_factory=list)  # (reached, pad forces, pad energies) once both pads touch
     before: tuple | None = None  # (pad forces, pad energies) at the end of the last closing step
+    backed_off_at: float | None = None  # `reached` at the start of the last step whose jaws backed off (m)
+    creeping: int = 0  # closing steps in a row that started pressed and gained < MIN_CONTACT_STEP (MAX_CREEP_STEPS)
 
 
 _PHASES = ("_initialise", "_squeeze", "_lift", "_judge")
@@ -406,11 +415,13 @@ class GraspProcedure:
             saved, counters = backend.save(), self._counters()
             increment = self._closing_increment(s.touched, s.history)
             previous = None  # the first finished try of this step to compare the next with (`_refined_increment`)
+            passed = None  # after a long creep: the shortest increment of this step past the close window
+            stands = False  # this try stands, overshoot or not
             for refinement in range(MAX_REFINEMENTS + 1):
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
                 # drive lagged, the rest of that lag would otherwise be in every retry's motion.
                 target = min((self.closed if refinement == 0 else s.reached) + increment, s.travel)
-                last = refinement == MAX_REFINEMENTS  # the last increment stands, overshoot or not
+                last = stands or refinement == MAX_REFINEMENTS  # the last increment stands, overshoot or not
                 # The backend may stop a step that overshoots on the way (an equilibrium with the jaws
                 # short of the target): a shorter increment is due even if the object then shifts
                 # and the step would end below the bound.
@@ -422,12 +433,25 @@ class GraspProcedure:
                                        phase="squeeze")
                 if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
                                                                         s.touched, s.before)):
-                    break
+                    if last or passed is None:
+                        break
+                    # a long creep, and this try ended short of the window after a longer one passed
+                    # it within the force limit: the shortest such try stands (MAX_CREEP_STEPS)
+                    increment, stands = passed, True
+                    backend.restore(saved)
+                    self._restore_counters(counters)
+                    continue
+                if (report is not None and s.creeping >= MAX_CREEP_STEPS
+                        and max(report.pad_forces) <= self.max_grip_force):
+                    passed = increment
                 backend.restore(saved)  # overshot the close rule or the force limit: a shorter increment
                 self._restore_counters(counters)
                 increment, previous = self._refined_increment(increment, report, s, target, previous)
             on_object = [f > 0.0 for f in report.pad_forces]
             self.closed, progress = target, target - report.jaw_lag - s.reached
+            pressed = s.before is not None and min(s.before[0]) > 0.0
+            creeping = pressed and progress < MIN_CONTACT_STEP * backend.approach_distance
+            s.creeping = s.creeping + 1 if creeping else 0
             s.reached += progress
             s.touched = [t or o for t, o in zip(s.touched, on_object)]
             s.before = (report.pad_forces, report.pad_energies)
@@ -894,7 +918,11 @@ class GraspProcedure:
         jaw travel does not explain the overshoot: a step given up with an increment of at most
         MIN_CONTACT_STEP approach distances, or a finished try with at most half the increment
         of the try it is compared with whose level rose more than twice that share of the
-        compared rise (a contact that only stiffens with travel rises less)."""
+        compared rise (a contact that only stiffens with travel rises less). Once backed off, the
+        jaws back off again only from a step that starts beyond where they did (by more than
+        MIN_CONTACT_STEP approach distances): an object pushing into them carries the squeeze on,
+        while a level that jumps at the same place whatever the jaws do would bring them back
+        there, and back off, without end; there the refinement goes on as for any step."""
         near = self.backend.approach_distance
         pressed = s.before is not None and min(s.before[0]) > 0.0
         over_limit = report is not None and max(report.pad_forces) > self.max_grip_force
@@ -915,12 +943,17 @@ class GraspProcedure:
         compared = tried if previous is None or tried is not None and previous[2] != over_limit else previous
         unexplained = (previous is not None and tried is not None and previous[2] == over_limit
                        and 0.0 < increment <= 0.5 * previous[0] and tried[1] * previous[0] > 2.0 * increment * previous[1])
-        if pressed and (increment < 0.0 or unexplained or report is None and increment <= MIN_CONTACT_STEP * near):
+        beyond = s.backed_off_at is None or s.reached > s.backed_off_at + MIN_CONTACT_STEP * near
+        if pressed and (increment < 0.0 or beyond and (unexplained or report is None
+                                                       and increment <= MIN_CONTACT_STEP * near)):
             # Both pads pressed the object at the step's start, and the level rises past the bound
             # with the jaws hardly moving, or moving back: the object pushes into them (carried on
             # by its own motion, a cube turning flat against a pad), as a force-controlled gripper
             # feels and yields to. Back the jaws off, twice as far each try.
-            return (-FIRST_CONTACT_STEP * near if increment > 0.0 else 2.0 * increment), compared
+            if increment > 0.0:
+                s.backed_off_at = s.reached
+                return -FIRST_CONTACT_STEP * near, compared
+            return 2.0 * increment, compared
         if tried is None or not all(s.touched):
             return 0.5 * increment, compared
         travelled = target - report.jaw_lag - s.reached
