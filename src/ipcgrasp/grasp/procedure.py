@@ -72,7 +72,8 @@ MAX_CREEP_STEPS = 50
 """Closing steps in a row, each starting with both pads pressing the object, that may bring the
 jaws less than MIN_CONTACT_STEP approach distances closer (or back them off); after them a step
 whose retry ends short of the close window takes instead its shortest try that passed the window
-within the force limit, which then stands. On a stiff pad whose forces rock between steps (the
+within the force limit, which then stands, and a step with a try past the force limit ends the
+squeeze as a stall. On a stiff pad whose forces rock between steps (the
 object settling between unequal pads) every shorter try can end short of the window while a
 longer one passes it, and the squeeze would creep on until the Newton budget."""
 TARGET_LEVEL = 1.0 + 0.5 * FORCE_TOLERANCE  # once both pads touch, the approach aims inside the window
@@ -416,6 +417,7 @@ class GraspProcedure:
             increment = self._closing_increment(s.touched, s.history)
             previous = None  # the first finished try of this step to compare the next with (`_refined_increment`)
             passed = None  # after a long creep: the shortest increment of this step past the close window
+            limit_passed = False  # after a long creep: a try of this step passed the force limit
             stands = False  # this try stands, overshoot or not
             for refinement in range(MAX_REFINEMENTS + 1):
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
@@ -441,9 +443,11 @@ class GraspProcedure:
                     backend.restore(saved)
                     self._restore_counters(counters)
                     continue
-                if (report is not None and s.creeping >= MAX_CREEP_STEPS
-                        and max(report.pad_forces) <= self.max_grip_force):
-                    passed = increment
+                if report is not None and s.creeping >= MAX_CREEP_STEPS:
+                    if max(report.pad_forces) <= self.max_grip_force:
+                        passed = increment
+                    else:
+                        limit_passed = True
                 backend.restore(saved)  # overshot the close rule or the force limit: a shorter increment
                 self._restore_counters(counters)
                 increment, previous = self._refined_increment(increment, report, s, target, previous)
@@ -460,7 +464,8 @@ class GraspProcedure:
             self._track_object(s.start_pose, backend.object_pose())
             if report.pads_touch:
                 self._fail(*self._pads_met(s.touched))
-            stalled = max(report.pad_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force
+            # at the force limit, or creeping below it with every longer try past it
+            stalled = max(report.pad_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force or limit_passed
             if max(report.pad_forces) <= self.max_grip_force and self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
                 r.close_opening = r.start_opening - 2 * s.reached - sum(backend.finger_deflections())
@@ -471,7 +476,8 @@ class GraspProcedure:
                 self._fail("pushed_out", reason)
             if stalled:
                 where = (f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.1f} N, "
-                         f"max_grip_force = {self.max_grip_force:.1f} N)")
+                         f"max_grip_force = {self.max_grip_force:.1f} N"
+                         f"{'; every longer step passed it' if limit_passed else ''})")
                 self._fail(*self._not_closed("stall", where, report, s.touched))
             if self.closed >= s.travel and (report.jaw_lag == 0.0 or progress <= 0.0):
                 where = "the jaws reached the end of their travel"
