@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ipcgrasp.lazy import lazy_names
+
 if TYPE_CHECKING:
     from ipcgrasp.grasp.description import shipped_grippers
     from ipcgrasp.grasp.gripper import Gripper
@@ -44,18 +46,11 @@ def _version() -> str:
         return "0+unknown"
 
 
+_lazy_getattr, __dir__ = lazy_names(globals(), _HOMES)
+
+
 def __getattr__(name: str):
     if name == "__version__":
-        value = _version()
-    elif name in _HOMES:
-        import importlib
-
-        value = getattr(importlib.import_module(_HOMES[name]), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+        globals()[name] = value = _version()  # later look-ups skip __getattr__
+        return value
+    return _lazy_getattr(name)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ipcgrasp.lazy import lazy_names
+
 if TYPE_CHECKING:
     from ipcgrasp.study.metrics import (
         Estimate,
@@ -34,16 +36,4 @@ __all__ = [
     "spearman_with_interval",
 ]
 
-
-def __getattr__(name: str):
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ipcgrasp.study import metrics
-
-    value = getattr(metrics, name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), dict.fromkeys(__all__, "ipcgrasp.study.metrics"))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ipcgrasp.lazy import lazy_names
+
 if TYPE_CHECKING:
     from ipcgrasp.viz.render import render_frame, render_stills, render_trial
     from ipcgrasp.viz.strain import surface_energy_density
@@ -22,16 +24,4 @@ _HOMES = {
 
 __all__ = ["render_frame", "render_stills", "render_trial", "surface_energy_density"]
 
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)
