@@ -88,7 +88,7 @@ def box_pad_scene():
     friction lagged, inertia nonzero."""
     box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
     pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 2, 2), E=1e5, prescribed_side="-x")
-    settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3)
+    settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3, newton_tolerance=1e-4)
     sim = Simulation([box, pad], poses={"box": pose((0, 0, 0.0105)), "pad": pose((-0.0125, 0.001, 0.011))},
                      ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, settings=settings)
     sim.state.affine_qdot[0][:3] = (0.01, -0.02, 0.0)

@@ -25,7 +25,7 @@ def mounted_box_pad_scene():
     shapes = {"pad": 1.0 + 40.0 * pad.rest_positions[:, 2], "plate": 1.0 + 40.0 * plate.vertices[:, 2]}
     mount = CompliantMount("finger", ("pad", "plate"), axis=(1.0, 0.3, -0.2), stiffness=300.0, mass=0.01,
                            shapes=shapes)
-    settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3)
+    settings = SolverSettings(dt=0.01, dhat=1e-3, eps_v=1e-3, newton_tolerance=1e-4)
     sim = Simulation([box, pad, plate], poses={"box": pose((0, 0, 0.0105)), "pad": pose((-0.0125, 0.001, 0.011)),
                                                "plate": pose((-0.0157, 0.001, 0.011))},
                      ground=Ground(mu=0.3), friction={("box", "pad"): 0.5}, ignore_pairs=[("pad", "plate")],

@@ -25,7 +25,7 @@ def test_uniaxial_compression_matches_neo_hookean_response():
     block = deformable_block("block", (L, L, L), (2, 2, 2), E=E, nu=0.0, prescribed_side="+z")
     # The 0.1 N reaction spreads over the 9 bottom vertices; contact_force_scale keeps their gap
     # resolvable (about dhat / 10) so the Newton tolerance bounds the force error.
-    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=1e-5, newton_tolerance=1e-6,
+    settings = SolverSettings(dt=0.01, gravity=(0, 0, 0), dhat=1e-5, eps_v=1e-3, newton_tolerance=1e-6,
                               contact_force_scale=0.1 / 9)
     z0 = L / 2 + 5e-6
     sim = Simulation([block], poses={"block": pose((0, 0, z0))}, ground=Ground(mu=0.0), settings=settings)
@@ -90,7 +90,7 @@ def test_a_driven_pad_pushing_a_free_box_follows_its_trajectory():
     box = affine_box("box", (0.02, 0.02, 0.02), 0.003)
     pad = deformable_block("pad", (0.004, 0.016, 0.016), (2, 3, 3), E=1e8, prescribed_side="-x")
     start = -(0.01 + 2e-4 + 0.002)  # the pad's front face 0.2 mm from the box
-    settings = SolverSettings(dt=0.02, gravity=(0, 0, 0), eps_v=1e-4, newton_tolerance=1e-5)
+    settings = SolverSettings(dt=0.02, gravity=(0, 0, 0), dhat=None, eps_v=1e-4, newton_tolerance=1e-5)
     sim = Simulation([box, pad], poses={"pad": pose((start, 0, 0))}, settings=settings)
     speed, box_x = 0.0125, []
     for k in range(1, 31):

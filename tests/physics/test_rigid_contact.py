@@ -99,7 +99,7 @@ def test_contact_force_scale_is_carried_at_a_tenth_of_dhat():
     """With contact_force_scale = m g, a box standing on one vertex-plane contact per corner
     (4 corners share the weight) rests with its corners near dhat/10 or farther."""
     box = affine_box("box", (0.03, 0.03, 0.03), 0.1)
-    settings = SolverSettings(dt=0.01, dhat=1e-4, newton_tolerance=1e-5, contact_force_scale=0.1 * G)
+    settings = SolverSettings(dt=0.01, dhat=1e-4, eps_v=1e-3, newton_tolerance=1e-5, contact_force_scale=0.1 * G)
     sim = Simulation([box], poses={"box": pose((0, 0, 0.015 + 2e-5))}, ground=Ground(mu=0.5), settings=settings)
     for _ in range(30):
         stats = sim.step()

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
+from ipcgrasp.grasp.pad_squeeze import threshold_energy
 from ipcgrasp.grasp.params import SimParams
-from ipcgrasp.study.calibration import calibrate, threshold_energy
+from ipcgrasp.study.calibration import calibrate
 
 
 def test_threshold_energy_interpolates_in_log_force():

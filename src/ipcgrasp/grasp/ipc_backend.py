@@ -39,13 +39,8 @@ def build_scene(obj: GraspObject, object_pose, tooltip_poses, gripper: Gripper, 
                                      pad.back_nodes))
         bodies.append(KinematicBody(BACKINGS[i], backing.vertices, backing.faces))
         poses[PADS[i]] = poses[BACKINGS[i]] = tooltip_poses[i]
-    settings = SolverSettings(dt=params.dt, dhat=params.dhat, eps_v=params.eps_v,
-                              newton_tolerance=params.newton_tolerance,
-                              newton_force_tolerance=balance_force(params, props.mass),
-                              contact_force_scale=params.close_force / CONTACTS_PER_PAD,
-                              contact_model="barrier" if params.contact_model == "ipc" else "penalty",
-                              penalty_stiffness=params.penalty_stiffness, penalty_margin=params.penalty_margin,
-                              penalty_clusters=params.penalty_clusters)
+    settings = params.solver_settings(newton_force_tolerance=balance_force(params, props.mass),
+                                      contact_force_scale=params.close_force / CONTACTS_PER_PAD)
     friction = scene_friction(params.mu, params.mu_ground)
     return Simulation(bodies, poses=poses, ground=Ground(mu=params.mu_ground), friction=friction,
                       default_friction=params.mu, ignore_pairs=[(PADS[0], BACKINGS[0]), (PADS[1], BACKINGS[1])],
@@ -125,7 +120,7 @@ def pad_contact_forces(sim: Simulation, dt: float) -> tuple[np.ndarray, np.ndarr
     first step) and the pad of each (K,) (0 or 1)."""
     coll, x = sim.contacts_between(OBJECT, PADS)
     mesh = sim.mesh
-    known = sim.settings.contact_model == "barrier" and sim.barrier_stiffness is not None  # None: before a step
+    known = sim.settings.contact_model == "ipc" and sim.barrier_stiffness is not None  # None: before a step
     scale = sim.barrier_stiffness / dt ** 2 if known else 1.0
     forces = contact.contact_forces(coll, mesh, x, sim.dhat, scale)
     vertices, positions, valid = _vertex_slots(coll, x)

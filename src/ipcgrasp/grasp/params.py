@@ -14,10 +14,11 @@ import numbers
 import re
 from dataclasses import asdict, dataclass, fields
 
+from ipcgrasp.engine.solver.settings import CONTACT_MODELS, SolverSettings
+
 CLOSE_RULES = ("psi", "force")
 GRIPS = ("force", "position")
 """How the jaws hold the object after the close (docs/grasp_procedure.md, "Grip")."""
-CONTACT_MODELS = ("ipc", "penalty")
 JAWS = ("rounded", "rectangular")
 """The pad variants every shipped gripper description offers (the study's jaw sweep)."""
 PAD_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*$")
@@ -226,16 +227,16 @@ class SimParams:
     contact_tol: float = 5e-4
     pushed_out_translation: float = 0.01
     pushed_out_rotation: float = 0.5
-    dt: float = 0.02
-    dhat: float | None = 1e-5
-    eps_v: float = 1e-4
-    newton_tolerance: float = 1.1e-6
+    dt: float = SolverSettings.dt
+    dhat: float | None = SolverSettings.dhat
+    eps_v: float = SolverSettings.eps_v
+    newton_tolerance: float = SolverSettings.newton_tolerance
     balance_tolerance: float | None = 0.1
     newton_budget: int = 10000
-    contact_model: str = "ipc"
-    penalty_stiffness: float = 1e5
-    penalty_margin: float = 5e-4
-    penalty_clusters: int = 0
+    contact_model: str = SolverSettings.contact_model
+    penalty_stiffness: float = SolverSettings.penalty_stiffness
+    penalty_margin: float = SolverSettings.penalty_margin
+    penalty_clusters: int = SolverSettings.penalty_clusters
     shake_amplitude: float = 0.0
     shake_frequency: float = 2.0
     shake_cycles: float = 2.0
@@ -256,6 +257,14 @@ class SimParams:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def solver_settings(self, **scene) -> SolverSettings:
+        """The engine's settings for a scene simulated with these parameters: the solver fields
+        (dt, dhat, eps_v, newton_tolerance, contact_model, penalty_*) and `scene`, the settings
+        that depend on the scene (gravity, newton_force_tolerance, contact_force_scale)."""
+        return SolverSettings(dt=self.dt, dhat=self.dhat, eps_v=self.eps_v, newton_tolerance=self.newton_tolerance,
+                              contact_model=self.contact_model, penalty_stiffness=self.penalty_stiffness,
+                              penalty_margin=self.penalty_margin, penalty_clusters=self.penalty_clusters, **scene)
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

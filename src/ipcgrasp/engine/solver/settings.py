@@ -4,15 +4,18 @@ caches."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from ipcgrasp.engine.solver.state import State
 
-CONTACT_MODELS = ("barrier", "penalty")
+CONTACT_MODELS = ("ipc", "penalty")
+"""The contact models a step knows: "ipc" (log barrier, CCD, adaptive kappa) and "penalty" (BLEM)."""
 MIN_DISTANCES_KEPT = 4  # (contacts, positions) pairs whose smallest distance a Simulation remembers
 MAX_EXTRAPOLATIONS = 8  # line search: a full Newton step may grow up to 2^8 times
 MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin outside the penalty clusters
@@ -71,7 +74,10 @@ MAX_DRIVE_ROUNDS = 12  # drive-and-settle rounds per step before the rest of the
 @dataclass
 class SolverSettings:
     """dt (s); gravity (m/s^2); dhat (m, None: 1e-3 x initial scene bounding-box diagonal);
-    eps_v (m/s) friction smoothing speed; newton_tolerance (m/s) on ||dx||_inf / dt;
+    eps_v (m/s) friction smoothing speed; newton_tolerance (m/s) on ||dx||_inf / dt.
+    The defaults of dt, dhat, eps_v, newton_tolerance, contact_model and the penalty fields are
+    the grasp procedure's (grasp.params.SimParams takes them from here): a 10 um contact layer,
+    static friction below 0.1 mm/s, Newton to 0.11/s x dhat (docs/physics.md);
     newton_force_tolerance (N, None: no such test): Newton also requires the net force left
     unbalanced on each affine body, and its net torque about its centre of mass over its radius,
     to be at most this (solver.balance: contact, friction, gravity and inertia together). A small
@@ -89,7 +95,7 @@ class SolverSettings:
     bodies squeezed hard leaves contact forces to be carried at vanishing distances; this sets a
     floor on kappa so that a known force scale (e.g. a gripper's closing force) is carried at a
     resolvable gap.
-    contact_model: "barrier" (IPC: log barrier, CCD, adaptive kappa) or "penalty" (BLEM penalty
+    contact_model: "ipc" (log barrier, CCD, adaptive kappa) or "penalty" (BLEM penalty
     contact of engine/penalty/, discrete detection, no CCD). Penalty only: penalty_stiffness k
     (N/m per contact), penalty_margin r (m, boundary layer of every mesh: meshes touch below 2 r,
     the ground below r; the activation distance `Simulation.dhat` becomes 2 r and `dhat` is not
@@ -103,16 +109,16 @@ class SolverSettings:
 
     dt: float = 0.02
     gravity: tuple = (0.0, 0.0, -9.81)
-    dhat: float | None = None
-    eps_v: float = 1e-3
-    newton_tolerance: float = 1e-4
+    dhat: float | None = 1e-5
+    eps_v: float = 1e-4
+    newton_tolerance: float = 1.1e-6
     newton_force_tolerance: float | None = None
     newton_fallback_tolerance: float | None = 1e-2
     max_newton_iterations: int = 100
     friction_iterations: int = 1
     min_barrier_stiffness_scale: float = 1e11
     contact_force_scale: float | None = None
-    contact_model: str = "barrier"
+    contact_model: str = "ipc"
     penalty_stiffness: float = 1e5
     penalty_margin: float = 5e-4
     penalty_clusters: int = 0
@@ -125,18 +131,18 @@ class SolverSettings:
                              f"got {self.contact_model!r}")
         for name in ("penalty_stiffness", "penalty_margin"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float, np.floating, np.integer)) and np.isfinite(value) and value > 0):
+            if not (isinstance(value, numbers.Real) and math.isfinite(value) and value > 0):
                 raise ValueError(f"SolverSettings.{name} must be a positive finite number, got {value!r}")
         fallback = self.newton_fallback_tolerance
-        if fallback is not None and not (np.isfinite(fallback) and fallback > 0):
+        if fallback is not None and not (math.isfinite(fallback) and fallback > 0):
             raise ValueError(f"SolverSettings.newton_fallback_tolerance must be positive and finite or None, "
                              f"got {fallback!r}")
         force = self.newton_force_tolerance
-        if force is not None and not (np.isfinite(force) and force > 0):
+        if force is not None and not (math.isfinite(force) and force > 0):
             raise ValueError(f"SolverSettings.newton_force_tolerance must be positive and finite or None, "
                              f"got {force!r}")
         clusters = self.penalty_clusters
-        if isinstance(clusters, (bool, np.bool_)) or not isinstance(clusters, (int, np.integer)) or clusters < 0:
+        if isinstance(clusters, bool) or not isinstance(clusters, numbers.Integral) or clusters < 0:
             raise ValueError(f"SolverSettings.penalty_clusters must be an integer >= 0 (0: no clustering), "
                              f"got {clusters!r}")
 
