@@ -199,6 +199,21 @@ class _Squeeze:
     backed_off_at: float | None = None  # `reached` at the start of the last step whose jaws backed off (m)
     creeping: int = 0  # closing steps in a row that started pressed and gained < MIN_CONTACT_STEP (MAX_CREEP_STEPS)
 
+    @property
+    def pressed(self) -> bool:
+        """Both pads pressed the object at the end of the last closing step."""
+        return self.before is not None and min(self.before[0]) > 0.0
+
+
+@dataclass
+class _Tries:
+    """The tries of one closing step so far: what its refinement compares with and keeps."""
+
+    previous: tuple | None = None  # the first finished try to compare the next with (`_refined_increment`)
+    passed: float | None = None  # after a long creep: the shortest increment past the close window
+    limit_passed: bool = False  # after a long creep: a try passed the force limit
+    stands: bool = False  # the next try stands, overshoot or not
+
 
 _PHASES = ("_initialise", "_squeeze", "_lift", "_judge")
 """The phases up to the verdict, in order (what `GraspProcedure._advance` runs)."""
@@ -415,15 +430,12 @@ class GraspProcedure:
                     self._checkpoint = self._copy()
             saved, counters = backend.save(), self._counters()
             increment = self._closing_increment(s.touched, s.history)
-            previous = None  # the first finished try of this step to compare the next with (`_refined_increment`)
-            passed = None  # after a long creep: the shortest increment of this step past the close window
-            limit_passed = False  # after a long creep: a try of this step passed the force limit
-            stands = False  # this try stands, overshoot or not
+            tries = _Tries()
             for refinement in range(MAX_REFINEMENTS + 1):
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
                 # drive lagged, the rest of that lag would otherwise be in every retry's motion.
                 target = min((self.closed if refinement == 0 else s.reached) + increment, s.travel)
-                last = stands or refinement == MAX_REFINEMENTS  # the last increment stands, overshoot or not
+                last = tries.stands or refinement == MAX_REFINEMENTS  # the last increment stands, overshoot or not
                 # The backend may stop a step that overshoots on the way (an equilibrium with the jaws
                 # short of the target): a shorter increment is due even if the object then shifts
                 # and the step would end below the bound.
@@ -435,26 +447,28 @@ class GraspProcedure:
                                        phase="squeeze")
                 if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
                                                                         s.touched, s.before)):
-                    if last or passed is None:
+                    if last or tries.passed is None:
                         break
                     # a long creep, and this try ended short of the window after a longer one passed
                     # it within the force limit: the shortest such try stands (MAX_CREEP_STEPS)
-                    increment, stands = passed, True
+                    increment, tries.stands = tries.passed, True
                     backend.restore(saved)
                     self._restore_counters(counters)
                     continue
                 if report is not None and s.creeping >= MAX_CREEP_STEPS:
                     if max(report.pad_forces) <= self.max_grip_force:
-                        passed = increment
+                        tries.passed = increment
                     else:
-                        limit_passed = True
+                        tries.limit_passed = True
                 backend.restore(saved)  # overshot the close rule or the force limit: a shorter increment
                 self._restore_counters(counters)
-                increment, previous = self._refined_increment(increment, report, s, target, previous)
+                retry, tries.previous = self._refined_increment(increment, report, s, target, tries.previous)
+                if retry < 0.0 < increment:  # the jaws back off from a forward try (`_refined_increment`)
+                    s.backed_off_at = s.reached
+                increment = retry
             on_object = [f > 0.0 for f in report.pad_forces]
             self.closed, progress = target, target - report.jaw_lag - s.reached
-            pressed = s.before is not None and min(s.before[0]) > 0.0
-            creeping = pressed and progress < MIN_CONTACT_STEP * backend.approach_distance
+            creeping = s.pressed and progress < MIN_CONTACT_STEP * backend.approach_distance
             s.creeping = s.creeping + 1 if creeping else 0
             s.reached += progress
             s.touched = [t or o for t, o in zip(s.touched, on_object)]
@@ -465,7 +479,7 @@ class GraspProcedure:
             if report.pads_touch:
                 self._fail(*self._pads_met(s.touched))
             # at the force limit, or creeping below it with every longer try past it
-            stalled = max(report.pad_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force or limit_passed
+            stalled = max(report.pad_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force or tries.limit_passed
             if max(report.pad_forces) <= self.max_grip_force and self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
                 r.close_opening = r.start_opening - 2 * s.reached - sum(backend.finger_deflections())
@@ -477,7 +491,7 @@ class GraspProcedure:
             if stalled:
                 where = (f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.1f} N, "
                          f"max_grip_force = {self.max_grip_force:.1f} N"
-                         f"{'; every longer step passed it' if limit_passed else ''})")
+                         f"{'; every longer step passed it' if tries.limit_passed else ''})")
                 self._fail(*self._not_closed("stall", where, report, s.touched))
             if self.closed >= s.travel and (report.jaw_lag == 0.0 or progress <= 0.0):
                 where = "the jaws reached the end of their travel"
@@ -924,13 +938,13 @@ class GraspProcedure:
         jaw travel does not explain the overshoot: a step given up with an increment of at most
         MIN_CONTACT_STEP approach distances, or a finished try with at most half the increment
         of the try it is compared with whose level rose more than twice that share of the
-        compared rise (a contact that only stiffens with travel rises less). Once backed off, the
-        jaws back off again only from a step that starts beyond where they did (by more than
+        compared rise (a contact that only stiffens with travel rises less). Once backed off (the
+        caller records where: s.backed_off_at), the jaws back off again only from a step that
+        starts beyond where they did (by more than
         MIN_CONTACT_STEP approach distances): an object pushing into them carries the squeeze on,
         while a level that jumps at the same place whatever the jaws do would bring them back
         there, and back off, without end; there the refinement goes on as for any step."""
         near = self.backend.approach_distance
-        pressed = s.before is not None and min(s.before[0]) > 0.0
         over_limit = report is not None and max(report.pad_forces) > self.max_grip_force
         if over_limit:
             aim = 1.0 - 0.5 * FORCE_TOLERANCE
@@ -950,14 +964,13 @@ class GraspProcedure:
         unexplained = (previous is not None and tried is not None and previous[2] == over_limit
                        and 0.0 < increment <= 0.5 * previous[0] and tried[1] * previous[0] > 2.0 * increment * previous[1])
         beyond = s.backed_off_at is None or s.reached > s.backed_off_at + MIN_CONTACT_STEP * near
-        if pressed and (increment < 0.0 or beyond and (unexplained or report is None
+        if s.pressed and (increment < 0.0 or beyond and (unexplained or report is None
                                                        and increment <= MIN_CONTACT_STEP * near)):
             # Both pads pressed the object at the step's start, and the level rises past the bound
             # with the jaws hardly moving, or moving back: the object pushes into them (carried on
             # by its own motion, a cube turning flat against a pad), as a force-controlled gripper
             # feels and yields to. Back the jaws off, twice as far each try.
             if increment > 0.0:
-                s.backed_off_at = s.reached
                 return -FIRST_CONTACT_STEP * near, compared
             return 2.0 * increment, compared
         if tried is None or not all(s.touched):
