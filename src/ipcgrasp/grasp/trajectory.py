@@ -20,14 +20,17 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
 import ipcgrasp
 from ipcgrasp.file_kinds import TRAJECTORY, FileKindError, open_as
 from ipcgrasp.geometry.quaternion import rotation_to_quaternion
 from ipcgrasp.io import atomic_path
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 PHASES = ("settle", "squeeze", "lift", "hold", "shake", "critical_mass")
 """The procedure's phases, in order; flag value k of the `phase` variable means PHASES[k]."""
@@ -217,6 +220,8 @@ def trajectory_dataset(result, params=None, attrs: dict | None = None, vertices:
               "xyz": ("xyz", ["x", "y", "z"], {"long_name": "world axis (z up)"}),
               "xyz_body": ("xyz_body", ["x", "y", "z"], {"long_name": "object frame axis"}),
               "quaternion": ("quaternion", ["w", "x", "y", "z"], {"long_name": "unit quaternion component"})}
+    import xarray as xr  # here, not at import: a trial records steps without it (a process's start)
+
     return xr.Dataset(data, coords=coords, attrs=_attrs(result, params, attrs))
 
 
