@@ -17,7 +17,7 @@ from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_physical_grasps
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.outcome import FAILURE_MODES
-from ipcgrasp.grasp.procedure import GraspProcedure
+from ipcgrasp.grasp.procedure import FORCE_TOLERANCE, GraspProcedure
 
 from .test_procedure import FAST, block, top_down_grasp
 
@@ -198,18 +198,20 @@ class ScriptedBackend(Backend):
 
 
 class ScriptedSqueeze(ScriptedBackend):
-    """A squeeze whose pad forces (N) are `forces(closed)` (closed: m each jaw travelled) and whose
-    pads touch each other once the jaws are `pads_meet` m closed (None: never)."""
+    """A squeeze whose pad forces (N) are `forces(closed)` (closed: m each jaw travelled), whose
+    jaws' forces (pad and backing plate together) are `jaw_forces(closed)` (None: the pads'), and
+    whose pads touch each other once the jaws are `pads_meet` m closed (None: never)."""
 
-    def __init__(self, forces, pads_meet=None):
+    def __init__(self, forces, pads_meet=None, jaw_forces=None):
         super().__init__(fail_at=0, dropped=False)
-        self.forces, self.pads_meet = forces, pads_meet
+        self.forces, self.pads_meet, self.jaw_forces = forces, pads_meet, jaw_forces
 
     def step(self, closed, lifted, give_up=None, coarse_rounds=False):
         self.time += self.dt
         self.closed, self.lifted = closed, lifted
         touch = self.pads_meet is not None and closed >= self.pads_meet
-        return StepReport(self.time, tuple(float(f) for f in self.forces(closed)), pads_touch=touch)
+        jaws = None if self.jaw_forces is None else tuple(float(f) for f in self.jaw_forces(closed))
+        return StepReport(self.time, tuple(float(f) for f in self.forces(closed)), pads_touch=touch, jaw_forces=jaws)
 
 
 def test_graze_one_pad_brushes_the_object_then_the_pads_meet():
@@ -235,6 +237,29 @@ def test_end_of_travel_both_pads_on_the_object_never_reach_the_close_force():
                        backend=lambda *args: ScriptedSqueeze(forces))
     labelled(r, "end_of_travel")
     assert "end of their travel" in r.reason and math.isnan(r.close_time)
+
+
+def test_a_backing_plate_pressing_the_object_stalls_the_jaws_at_the_force_limit():
+    """Pad 0 rests on the object with 0.9 N and pad 1 never reaches it, while from 3 mm of travel
+    on the jaws' backing plates press the object, 10 N more per 0.1 mm (a mug's body against the
+    plates while the pads reach for its handle). The jaws' force is what the gripper's force
+    limit bounds: the squeeze stalls there, within FORCE_TOLERANCE below it, instead of closing
+    on at the pads' small force until the end of the travel."""
+    def forces(closed):
+        return (0.9 if closed >= 0.002 else 0.0, 0.0)
+
+    def jaw_forces(closed):
+        plate = max(closed - 0.003, 0.0) * 1e5
+        return (forces(closed)[0] + plate, plate)
+
+    params = SimParams(close_rule="force", **FAST)
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), params,
+                               lambda *args: ScriptedSqueeze(forces, jaw_forces=jaw_forces))
+    r = procedure.run()
+    labelled(r, "stall")
+    assert "backing plate" in r.reason and "the pads only 0.9 and 0.0 N" in r.reason
+    jaw = max(jaw_forces(procedure.closed))
+    assert (1.0 - FORCE_TOLERANCE) * procedure.max_grip_force <= jaw <= procedure.max_grip_force
 
 
 @pytest.mark.parametrize("dropped, mode", [(True, "slip"), (False, "solver")])

@@ -61,21 +61,34 @@ def test_a_step_that_fails_twice_raises_and_keeps_the_last_good_state(backend, m
 def test_a_step_given_up_leaves_the_jaws_and_the_scene_where_they_were(backend):
     """The jaws sent 0.5 mm into the block's faces in one step: the engine's drive stops at the
     contact and settles there, and give_up is asked with each pad's force and strain energy on
-    the block. Answering True returns None with nothing moved; the step then runs as usual."""
+    the block, and each jaw's force (its backing plate does not reach the block: the pad's).
+    Answering True returns None with nothing moved; the step then runs as usual."""
     asked = []
 
-    def give_up(forces, energies):
-        asked.append((forces, energies))
+    def give_up(forces, energies, jaws):
+        asked.append((forces, energies, jaws))
         return True
 
     before = backend.sim.state.copy()
     assert backend.step(0.0025, 0.0, give_up) is None
-    forces, energies = asked[0]
+    forces, energies, jaws = asked[0]
     assert len(asked) == 1 and len(forces) == 2 and len(energies) == 2
     assert all(f >= 0.0 for f in forces) and all(e >= 0.0 for e in energies)
+    assert jaws == forces
     assert backend.sim.state.time == before.time and backend._jaws == (0.0, 0.0)
     for a, b in zip(backend.sim.state.deformable_x + backend.sim.state.affine_q,
                     before.deformable_x + before.affine_q):
         np.testing.assert_array_equal(a, b)
     report = backend.step(0.0025, 0.0)
     assert report.time == pytest.approx(backend.dt) and min(report.pad_forces) > 0.0
+
+
+def test_a_jaws_force_is_the_resultant_of_its_pad_and_its_backing_plate(backend):
+    """What the force limit bounds: each jaw's pad and backing plate push the object together."""
+    n = len(backend.sim.bodies) + 1
+    contact_force = np.zeros((n, n, 3))
+    o, p0, p1 = backend._index
+    b0, b1 = backend._backings
+    contact_force[o, p0], contact_force[o, b0] = (3.0, 0.0, 0.0), (0.0, 4.0, 0.0)
+    contact_force[o, p1] = (-2.0, 0.0, 0.0)
+    assert backend._jaw_forces(contact_force) == pytest.approx((5.0, 2.0))

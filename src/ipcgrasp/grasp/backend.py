@@ -34,7 +34,10 @@ class StepReport:
     Solver statistics (0 / inf / True where the model has none): newton_iterations,
     newton_converged (False: accepted at the engine's fallback tolerance), min_distance (m, the
     smallest contact distance), max_penetration (m, deepest interpenetration), max_force_gap (m,
-    largest distance at which a contact force acted)."""
+    largest distance at which a contact force acted). jaw_forces (N): each jaw's normal contact
+    force on the object, its pad's and its backing plate's together (norm of the resultant: the
+    force its drive works against, which the gripper's force limit bounds); None: the pads'
+    alone, for a model whose backing plates never touch the object (`limit_forces`)."""
 
     time: float
     pad_forces: tuple
@@ -49,6 +52,12 @@ class StepReport:
     min_distance: float = math.inf
     max_penetration: float = 0.0
     max_force_gap: float = 0.0
+    jaw_forces: tuple | None = None
+
+    @property
+    def limit_forces(self) -> tuple:
+        """What the gripper's force limit bounds (N): jaw_forces, or pad_forces without them."""
+        return self.pad_forces if self.jaw_forces is None else self.jaw_forces
 
 
 class Backend(ABC):
@@ -66,8 +75,8 @@ class Backend(ABC):
     @abstractmethod
     def step(self, closed: float, lifted: float, give_up=None, coarse_rounds: bool = False) -> StepReport | None:
         """Advance one step with the jaws moved to (closed, lifted) (m) at its end. Raises
-        BackendFailed when the step cannot be taken. give_up(pad_forces, pad_energies) (as in
-        StepReport): a model that reaches the end of a step through intermediate equilibria with
+        BackendFailed when the step cannot be taken. give_up(pad_forces, pad_energies, jaw_forces)
+        (as in StepReport): a model that reaches the end of a step through intermediate equilibria with
         the jaws short of it (IPC's drive-and-settle rounds) may ask it at each; when it returns
         True the step is abandoned, the state left as it was and None returned. coarse_rounds:
         such a model may settle those intermediate equilibria to a coarser tolerance (the step's

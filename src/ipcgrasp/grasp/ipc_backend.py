@@ -146,6 +146,7 @@ class IpcBackend(Backend):
         self.dt = params.dt
         self.approach_distance = self.sim.dhat
         self._index = [self.sim.index[name] for name in (OBJECT, *PADS)]
+        self._backings = [self.sim.index[name] for name in BACKINGS]
         self._base_mass = self.sim.bodies[self._index[0]].mass
         self._mass = self._base_mass
         self._jaws = (0.0, 0.0)  # (closed, lifted) (m) after the last step
@@ -174,7 +175,7 @@ class IpcBackend(Backend):
 
         def engine_give_up(contact_force, strain_energy):
             return give_up(tuple(float(np.linalg.norm(contact_force[o, p])) for p in (p0, p1)),
-                           tuple(strain_energy[pad] for pad in PADS))
+                           tuple(strain_energy[pad] for pad in PADS), self._jaw_forces(contact_force))
 
         try:
             s = self.sim.step(self._drivers(closed, lifted), give_up=None if give_up is None else engine_give_up,
@@ -208,7 +209,13 @@ class IpcBackend(Backend):
                           n_contacts=s.n_contacts,
                           newton_iterations=s.newton_iterations, newton_converged=s.newton_converged,
                           min_distance=s.min_distance, max_penetration=s.max_penetration,
-                          max_force_gap=s.max_force_gap)
+                          max_force_gap=s.max_force_gap, jaw_forces=self._jaw_forces(s.contact_force))
+
+    def _jaw_forces(self, contact_force) -> tuple:
+        """Each jaw's normal force on the object (N): its pad's and backing plate's together."""
+        o = self._index[0]
+        return tuple(float(np.linalg.norm(contact_force[o, p] + contact_force[o, b]))
+                     for p, b in zip(self._index[1:], self._backings))
 
     @property
     def newton_iterations_run(self) -> int:

@@ -12,7 +12,8 @@ optionally a shake test and a critical-mass ramp. Failure labels (`outcome.FAILU
 - pushed_out: the object left the grasp before the rule fired: moved more than
   pushed_out_translation across the closing direction or turned more than pushed_out_rotation;
 - no_clearance: the jaws cannot open wide enough to start clear of the object;
-- stall: a pad pushes the object with the gripper's force limit and the rule has not fired;
+- stall: a jaw (its pad and backing plate together) pushes the object with the gripper's force
+  limit and the rule has not fired;
 - end_of_travel: both pads reached the object, the jaws are at the end of their travel and the
   rule has not fired;
 - unequal_effort: the psi rule's energies (A) were reached, its force balance (B) never, by the
@@ -195,7 +196,7 @@ class _Squeeze:
     touched: list = field(default_factory=lambda: [False, False])  # each pad has touched the object
     reached: float = 0.0  # where the jaws got (m; self.closed: where they are sent)
     history: list = field(default_factory=list)  # (reached, pad forces, pad energies) once both pads touch
-    before: tuple | None = None  # (pad forces, pad energies) at the end of the last closing step
+    before: tuple | None = None  # (pad forces, pad energies, jaw forces) at the end of the last closing step
     backed_off_at: float | None = None  # `reached` at the start of the last step whose jaws backed off (m)
     creeping: int = 0  # closing steps in a row that started pressed and gained < MIN_CONTACT_STEP (MAX_CREEP_STEPS)
 
@@ -440,13 +441,13 @@ class GraspProcedure:
                 # short of the target): a shorter increment is due even if the object then shifts
                 # and the step would end below the bound.
                 give_up = None if last else (
-                    lambda forces, energies: self._overshoots(forces, energies, s.touched, s.before))
+                    lambda forces, energies, jaws: self._overshoots(forces, energies, s.touched, s.before, jaws))
                 # Once both pads hold the object its rounds are settled coarsely (Backend.step); while a
                 # pad pushes it alone, stick and slip on the ground decide its path at full tolerance.
                 report = self._guarded(lambda: self._step(target, give_up, coarse_rounds=all(s.touched)),
                                        phase="squeeze")
                 if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
-                                                                        s.touched, s.before)):
+                                                                        s.touched, s.before, report.limit_forces)):
                     if last or tries.passed is None:
                         break
                     # a long creep, and this try ended short of the window after a longer one passed
@@ -456,7 +457,7 @@ class GraspProcedure:
                     self._restore_counters(counters)
                     continue
                 if report is not None and s.creeping >= MAX_CREEP_STEPS:
-                    if max(report.pad_forces) <= self.max_grip_force:
+                    if max(report.limit_forces) <= self.max_grip_force:
                         tries.passed = increment
                     else:
                         tries.limit_passed = True
@@ -472,15 +473,15 @@ class GraspProcedure:
             s.creeping = s.creeping + 1 if creeping else 0
             s.reached += progress
             s.touched = [t or o for t, o in zip(s.touched, on_object)]
-            s.before = (report.pad_forces, report.pad_energies)
+            s.before = (report.pad_forces, report.pad_energies, report.limit_forces)
             if all(on_object):
                 s.history.append((s.reached, report.pad_forces, report.pad_energies))
             self._track_object(s.start_pose, backend.object_pose())
             if report.pads_touch:
                 self._fail(*self._pads_met(s.touched))
             # at the force limit, or creeping below it with every longer try past it
-            stalled = max(report.pad_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force or tries.limit_passed
-            if max(report.pad_forces) <= self.max_grip_force and self._closed(report, on_object):
+            stalled = max(report.limit_forces) >= (1.0 - FORCE_TOLERANCE) * self.max_grip_force or tries.limit_passed
+            if max(report.limit_forces) <= self.max_grip_force and self._closed(report, on_object):
                 r.close_time, r.close_forces, r.psi = report.time, report.pad_forces, report.pad_energies
                 r.close_opening = r.start_opening - 2 * s.reached - sum(backend.finger_deflections())
                 self.grip_force = float(np.mean(report.pad_forces))
@@ -489,9 +490,12 @@ class GraspProcedure:
             if reason := self._pushed_out():
                 self._fail("pushed_out", reason)
             if stalled:
-                where = (f"the jaws stalled at the gripper's force limit ({max(report.pad_forces):.1f} N, "
+                plates = ("" if report.limit_forces == report.pad_forces else
+                          f"; a backing plate presses the object too, the pads only "
+                          f"{' and '.join(f'{f:.1f}' for f in report.pad_forces)} N")
+                where = (f"the jaws stalled at the gripper's force limit ({max(report.limit_forces):.1f} N, "
                          f"max_grip_force = {self.max_grip_force:.1f} N"
-                         f"{'; every longer step passed it' if tries.limit_passed else ''})")
+                         f"{'; every longer step passed it' if tries.limit_passed else ''}{plates})")
                 self._fail(*self._not_closed("stall", where, report, s.touched))
             if self.closed >= s.travel and (report.jaw_lag == 0.0 or progress <= 0.0):
                 where = "the jaws reached the end of their travel"
@@ -903,19 +907,20 @@ class GraspProcedure:
             raise _Diverged
         return answers.pop()
 
-    def _overshoots(self, pad_forces, pad_energies, touched, before) -> bool:
-        """A squeeze step went too far: a pad pushes the object harder than the force limit, or
-        the step crossed the close rule's threshold (from below it at the step's start, `before`:
-        (pad forces, pad energies) then, None before the first step) and its quantity ends more
-        than FORCE_TOLERANCE past it, both pads on the object (or having touched it, `touched`).
-        A psi close that waited for the balance past the threshold is not an overshoot."""
-        if max(pad_forces) > self.max_grip_force:
+    def _overshoots(self, pad_forces, pad_energies, touched, before, jaw_forces) -> bool:
+        """A squeeze step went too far: a jaw pushes the object harder than the force limit
+        (`jaw_forces`, StepReport.limit_forces), or the step crossed the close rule's threshold
+        (from below it at the step's start, `before`: (pad forces, pad energies, jaw forces)
+        then, None before the first step) and its quantity ends more than FORCE_TOLERANCE past
+        it, both pads on the object (or having touched it, `touched`). A psi close that waited
+        for the balance past the threshold is not an overshoot."""
+        if max(jaw_forces) > self.max_grip_force:
             return True
         if not all(t or f > 0.0 for t, f in zip(touched, pad_forces)):
             return False
 
         def overshot(rule: SimParams) -> bool:
-            below = before is None or self._close_level(rule, *before) < 1.0
+            below = before is None or self._close_level(rule, *before[:2]) < 1.0
             return below and self._close_level(rule, pad_forces, pad_energies) > 1.0 + FORCE_TOLERANCE
 
         return self._agreed(overshot)
@@ -945,20 +950,20 @@ class GraspProcedure:
         while a level that jumps at the same place whatever the jaws do would bring them back
         there, and back off, without end; there the refinement goes on as for any step."""
         near = self.backend.approach_distance
-        over_limit = report is not None and max(report.pad_forces) > self.max_grip_force
+        over_limit = report is not None and max(report.limit_forces) > self.max_grip_force
         if over_limit:
             aim = 1.0 - 0.5 * FORCE_TOLERANCE
 
-            def level(forces, energies):
-                return max(forces) / self.max_grip_force
+            def level(forces, energies, jaws):
+                return max(jaws) / self.max_grip_force
         else:
             aim = TARGET_LEVEL
 
-            def level(forces, energies):
+            def level(forces, energies, jaws):
                 return self._close_level(self.params, forces, energies)
         tried = None
         if report is not None and s.before is not None:
-            start, end = level(*s.before), level(report.pad_forces, report.pad_energies)
+            start, end = level(*s.before), level(report.pad_forces, report.pad_energies, report.limit_forces)
             tried = (increment, end - start, over_limit)
         compared = tried if previous is None or tried is not None and previous[2] != over_limit else previous
         unexplained = (previous is not None and tried is not None and previous[2] == over_limit
