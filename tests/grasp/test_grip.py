@@ -4,6 +4,7 @@ close rule fired at through the lift and the hold; under the position grip the s
 held (docs/grasp_procedure.md, "Grip")."""
 
 import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -12,9 +13,13 @@ import trimesh
 from ipcgrasp import GraspObject, SimParams, simulate_grasp
 from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
-from ipcgrasp.grasp.pose import PoseRoundingWarning
+from ipcgrasp.grasp.backend import StepReport
 from ipcgrasp.grasp.gripper import Gripper
-from ipcgrasp.grasp.procedure import FORCE_TOLERANCE
+from ipcgrasp.grasp.pose import PoseRoundingWarning
+from ipcgrasp.grasp.procedure import FORCE_TOLERANCE, GraspProcedure
+
+from .test_failure_labels import ScriptedBackend
+from .test_procedure import FAST, block, top_down_grasp
 
 G = 9.81  # m/s^2, the engine's gravity
 CLOSE_FORCE = 20.0  # N
@@ -103,3 +108,35 @@ def test_a_stiff_contact_layer_does_not_shake_a_light_cube_out_of_the_pads():
     assert result.success, result.reason
     forces, grip = held_forces(result), np.mean(result.close_forces)
     assert np.all(np.abs(forces - grip) <= FORCE_TOLERANCE * grip), (forces.min(), forces.max(), grip)
+
+
+class SlidingOut(ScriptedBackend):
+    """ScriptedBackend (both pads meet the object 2 mm into the squeeze, 10 N more per 0.1 mm)
+    whose object, once lifted, slides out between the pads: their force stays 5 N wherever the
+    jaws are. Counts the step attempts per lift height."""
+
+    def __init__(self):
+        super().__init__(fail_at=0, dropped=False)
+        self.tries = Counter()
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        report = super().step(closed, lifted, give_up, coarse_rounds)
+        if lifted == 0.0:
+            return report
+        self.tries[lifted] += 1
+        return StepReport(report.time, (5.0, 5.0))
+
+
+def test_the_force_grip_follows_an_object_sliding_out_at_the_closing_speed_in_two_tries():
+    """The pads' force stays a quarter of the grip force however far the jaws close: once a
+    step's guess lies beyond the jaws' reach, the reach itself is tried and stands, and the next
+    steps start there (not every try of MAX_GRIP_TRIES bisecting towards it, step after step)."""
+    backend = SlidingOut()
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST),
+                               lambda *args: backend)
+    procedure.run()
+    reach = procedure.closing_speed * backend.dt
+    steps = [backend.tries[height] for height in sorted(backend.tries)]
+    assert len(steps) >= 5 and steps[0] <= 3 and max(steps[1:]) <= 2
+    assert sum(steps) <= len(steps) + 3
+    assert procedure._grip_drift == pytest.approx(reach)

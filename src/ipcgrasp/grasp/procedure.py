@@ -836,7 +836,11 @@ class GraspProcedure:
         from the last try (jaw position, force error). Its slope is the secant through the last
         two tries where both found the object in a pad; else the last such slope of an earlier
         step (the contact's stiffness changes little from step to step); else the pads'
-        stiffness seen while they closed; the middle of the bracket where none is positive."""
+        stiffness seen while they closed; the middle of the bracket where none is positive. A
+        guess beyond the jaws' reach this step (`low` or `high` not yet tried: the target force
+        lies further than the jaws move in a step) tries that reach itself, the jaws at their
+        speed; when that try still falls short of the target it stands (`_grip_step`): an object
+        sliding out of the pads is followed at the closing speed, not with every try of a step."""
         (c1, e1) = tries[-1]
         slope = 0.0
         if len(tries) >= 2:
@@ -849,7 +853,8 @@ class GraspProcedure:
             slope = self._grip_slope if self._grip_slope > 0.0 else self._grip_stiffness
         guess = c1 - e1 / slope if slope > 0.0 else 0.5 * (low + high)
         if not low < guess < high:
-            guess = 0.5 * (low + high)
+            reach = high if guess >= high else low
+            guess = reach if all(c != reach for c, _ in tries) else 0.5 * (low + high)
         return guess
 
     @property
