@@ -28,8 +28,14 @@ MAX_CLUSTER_PASSES = 2  # extra lagged passes of a step while contacts begin out
 # Looser values save no more time.
 ELASTIC_HESSIAN_REUSE = 1e-5
 # Broad-phase pairs are reused while every contact-surface vertex stays within this many dhat of
-# where they were found (solver.proximity); the pairs are the same, only found faster.
-PAIR_CACHE_SLACK = 1.0
+# where they were found (solver.proximity); the pairs are the same, only found faster. With the
+# 10 um layer a squeeze or lift iteration moves the surface farther than one dhat, and the grid
+# was rebuilt almost every Newton iteration (3,168 times in a 968-iteration trial of a 971-vertex
+# object, 28 % of its CPU). At 10 the cached pairs serve most iterations: CPU per trial 12-20 %
+# less on the real objects (random_008, duck), 4-6 % on the cube, 2 % on the 1538-vertex cube;
+# 3 saves about half of that, and 100 is slower again than 10-30 (more cached pairs to re-test;
+# docs/performance.md, "Real objects").
+PAIR_CACHE_SLACK = 10.0
 # Drivers within this fraction of the scene's size of their targets are at rest (rounding: a
 # driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
 DRIVER_AT_REST = 1e-12
