@@ -37,6 +37,7 @@ from objects import OBJECTS, data_path, load, object_mass
 from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.dataset import RecordError, generate_dataset, read_records
 from ipcgrasp.geometry.repair import MeshRepairError, repair_mesh
+from ipcgrasp.grasp.grip_motion import GRAVITY
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.simulate import run_trial
 from ipcgrasp.io import write_bytes_atomic
@@ -50,13 +51,23 @@ def outcome(trial: dict) -> str:
     return "held" if trial["success"] else trial["failure_mode"]
 
 
-def slip_words(trial: dict) -> str:
-    """How a slip moved and the margin that explains it, in words."""
-    torque, capacity = trial["gravity_torque"], trial["torsional_capacity"]
-    margin = (f"gravity torque {torque * 1e3:.1f} N mm vs torsional capacity {capacity * 1e3:.1f} N mm"
-              if torque is not None and capacity is not None else "no torque figures")
+def slip_words(trial: dict, record: dict) -> str:
+    """How a slip moved and the margins that explain it, in words: the gravity torque against the
+    pads' torsional capacity (a pivot), the weight against the pads' friction 2 mu F and the
+    contact normals' lean from the grasp axis against the friction cone (a slide or a roll)."""
+    def number(value, scale, unit):
+        return "?" if value is None else f"{value * scale:.1f} {unit}"
+
+    mu = record["params"]["mu"]
+    forces = [f for f in trial["close_forces"] if f is not None]
+    friction = 2.0 * mu * float(np.mean(forces)) if forces else float("nan")
+    weight = record["object"]["mass"] * GRAVITY
     return (f"{trial['slip_kind'] or 'unclassified'}: slid {trial['grip_slide'] * 1e3:.2f} mm, pivoted "
-            f"{math.degrees(trial['grip_pivot']):.1f} deg, rolled {math.degrees(trial['grip_roll']):.1f} deg; {margin}")
+            f"{math.degrees(trial['grip_pivot']):.1f} deg, rolled {math.degrees(trial['grip_roll']):.1f} deg; "
+            f"gravity torque {number(trial['gravity_torque'], 1e3, 'N mm')} vs torsional capacity "
+            f"{number(trial['torsional_capacity'], 1e3, 'N mm')}; weight {weight:.2f} N vs 2 mu F {friction:.1f} N; "
+            f"contact normals up to {number(trial['contact_tilt'], 180.0 / math.pi, 'deg')} from the grasp axis "
+            f"(friction cone {math.degrees(math.atan(mu)):.0f} deg)")
 
 
 def build(name: str) -> tuple[GraspObject | None, str]:
@@ -144,24 +155,29 @@ def main() -> None:
         print(f"  sampler: {len(sampling.candidates)} of {sampling.attempts} ({sampling.acceptance:.2%}); "
               f"{len(run.written)} grasps simulated in {time.perf_counter() - started:.0f} s", flush=True)
         summary.append((name, len(obj.mesh.vertices), "labelled", sampling, run.records, obj))
-    print("\nobject        vertices  sampler      trials  wall s/trial  labels")
+    print("\n| object | surface vertices | sampler: accepted / tried | trials | held | slip (slid / pivoted / "
+          "rolled) | other failures | solver | median wall s per trial |\n|---|---|---|---|---|---|---|---|---|")
     for name, vertices, status, sampling, records, obj in summary:
         if records is None:
-            print(f"{name:<13} {vertices:>8}  {status}")
+            print(f"| {name} | {vertices or ''} | {status} | | | | | | |")
             continue
         trials = [t for r in records.values() for t in r["trials"]]
         counts = Counter(outcome(t) for t in trials)
-        labels = ", ".join(f"{label} {n} ({n / len(trials):.0%})" for label, n in counts.most_common())
-        per_trial = np.median([t["wall_time"] for t in trials])
-        print(f"{name:<13} {vertices:>8}  {len(sampling.candidates):>3}/{sampling.attempts:<7} {len(trials):>6}  "
-              f"{per_trial:>12.1f}  {labels}")
+        kinds = Counter(t["slip_kind"] for t in trials if t["failure_mode"] == "slip")
+        others = ", ".join(f"{label} {n}" for label, n in counts.most_common()
+                           if label not in ("held", "slip", "solver"))
+        share = lambda n: f"{n} ({n / len(trials):.0%})"  # noqa: E731
+        print(f"| {name} | {vertices} | {len(sampling.candidates)} / {sampling.attempts} ({sampling.acceptance:.2%}) "
+              f"| {len(records)} x {len(trials) // max(len(records), 1)} | {share(counts['held'])} "
+              f"| {share(counts['slip'])} ({kinds['slid']} / {kinds['pivoted']} / {kinds['rolled']}) | {others or '-'} "
+              f"| {counts['solver']} | {np.median([t['wall_time'] for t in trials]):.1f} |")
     for name, _, _, _, records, obj in summary:
         slips = [(r["index"], k, t) for r in (records or {}).values() for k, t in enumerate(r["trials"])
                  if t["failure_mode"] == "slip"]
         if slips:
             print(f"\n{name}: {len(slips)} slips, {dict(Counter(t['slip_kind'] or 'unclassified' for _, _, t in slips))}")
             for i, k, t in slips:
-                print(f"  grasp {i} trial {k}: {slip_words(t)}")
+                print(f"  grasp {i} trial {k}: {slip_words(t, records[i])}")
     if args.pictures:
         directory = Path(args.pictures)
         directory.mkdir(parents=True, exist_ok=True)
