@@ -93,6 +93,9 @@ def picture(record: dict, k: int, obj: GraspObject, params: SimParams, gripper: 
                        trial["seed"], record="frames", gripper=gripper)
     if outcome(trial) != ("held" if result.success else result.failure_mode):
         print(f"  note: {caption} came out {result.failure_mode or 'held'} when drawn again")
+    if not result.frames:
+        print(f"  note: {caption} recorded no frame to draw ({result.reason})")
+        return None
     return render_frame(result.frames[-1], result.faces, phase=trial_phases(result)[-1], caption=caption,
                         size=TILE)
 
@@ -106,7 +109,9 @@ def object_row(obj: GraspObject, records: dict, params: SimParams, gripper: Grip
         for k, trial in enumerate(records[i]["trials"]):
             chosen.setdefault(outcome(trial), (records[i], k))
     order = (["held"] if "held" in chosen else []) + sorted(m for m in chosen if m != "held")
-    tiles = [picture(*chosen[label], obj, params, gripper) for label in order]
+    drawn = [(label, picture(*chosen[label], obj, params, gripper)) for label in order]
+    order = [label for label, tile in drawn if tile is not None]
+    tiles = [tile for _, tile in drawn if tile is not None]
     row = Image.new("RGB", (TILE[0] * len(tiles), TILE[1]), "white")
     for j, tile in enumerate(tiles):
         row.paste(Image.fromarray(tile), (j * TILE[0], 0))
