@@ -20,14 +20,12 @@ import pstats
 import statistics
 import sys
 import time
-import warnings
 
 
-from objects import OBJECTS, data_path, load, object_mass
+from objects import OBJECTS, data_path, grasp_object
 
-from ipcgrasp import GraspObject, SimParams, simulate_grasp
+from ipcgrasp import SimParams, simulate_grasp
 from ipcgrasp.dataset.antipodal import SamplerSettings, sample_antipodal_grasps
-from ipcgrasp.geometry.repair import MeshRepairError, repair_mesh
 
 
 def trial(obj, object_pose, grasp_pose, params):
@@ -54,15 +52,10 @@ def main() -> None:
     params = SimParams(noise_translation=0.0, noise_rotation=0.0)
     rows, largest = [], None
     for name in args.objects:
-        raw = load(name)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                report = repair_mesh(raw.mesh, name)
-        except MeshRepairError as exc:
-            print(f"{name}: refused: {exc}")
+        obj, report = grasp_object(name)
+        if obj is None:
+            print(f"{name}: {report}")
             continue
-        obj = GraspObject.from_mesh(report.mesh, object_mass(report.volume_after), name)
         started = time.perf_counter()
         sampling = sample_antipodal_grasps(obj, 100, SamplerSettings(mu=params.mu), seed=0)
         sampled = time.perf_counter() - started

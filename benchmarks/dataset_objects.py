@@ -26,17 +26,15 @@ import math
 import os
 import sys
 import time
-import warnings
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
-from objects import OBJECTS, data_path, load, object_mass
+from objects import OBJECTS, data_path, grasp_object
 
 from ipcgrasp import GraspObject, SimParams
 from ipcgrasp.dataset import RecordError, generate_dataset, read_records
-from ipcgrasp.geometry.repair import MeshRepairError, repair_mesh
 from ipcgrasp.grasp.grip_motion import GRAVITY
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.simulate import run_trial
@@ -68,18 +66,6 @@ def slip_words(trial: dict, record: dict) -> str:
             f"{number(trial['torsional_capacity'], 1e3, 'N mm')}; weight {weight:.2f} N vs 2 mu F {friction:.1f} N; "
             f"contact normals up to {number(trial['contact_tilt'], 180.0 / math.pi, 'deg')} from the grasp axis "
             f"(friction cone {math.degrees(math.atan(mu)):.0f} deg)")
-
-
-def build(name: str) -> tuple[GraspObject | None, str]:
-    """The object `name` repaired, scaled and weighed, and what the repair did (None when refused)."""
-    raw = load(name)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            report = repair_mesh(raw.mesh, name)
-    except MeshRepairError as exc:
-        return None, f"refused: {exc}"
-    return GraspObject.from_mesh(report.mesh, object_mass(report.volume_after), name), report.summary()
 
 
 def picture(record: dict, k: int, obj: GraspObject, params: SimParams, gripper: Gripper):
@@ -140,12 +126,12 @@ def main() -> None:
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     summary = []
     for name in args.objects:
-        obj, repair = build(name)
+        obj, repair = grasp_object(name)
         if obj is None:
             print(f"{name}: {repair}", flush=True)
             summary.append((name, 0, repair, None, None, None))
             continue
-        print(f"{name}: {len(obj.mesh.vertices)} vertices, {obj.mass * 1e3:.0f} g; {repair}", flush=True)
+        print(f"{name}: {len(obj.mesh.vertices)} vertices, {obj.mass * 1e3:.0f} g; {repair.summary()}", flush=True)
         started = time.perf_counter()
         try:
             run = generate_dataset(obj, out / name, args.n, params, n_trials=args.trials, workers=args.workers,

@@ -17,10 +17,14 @@ of OBJECTS; `skip_without_pybullet()` skips a pytest test when pybullet_data is 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import trimesh
+
+from ipcgrasp import GraspObject
+from ipcgrasp.geometry.repair import MeshRepairError, RepairReport, repair_mesh
 
 SIZE = 0.06
 """Longest bounding-box side (m) every object is scaled to."""
@@ -105,3 +109,17 @@ def objects(names=None, root: str | None = None) -> list[RealObject]:
 def object_mass(volume: float) -> float:
     """Mass (kg) of an object enclosing `volume` (m^3): DENSITY x volume clipped to MASS_RANGE."""
     return float(np.clip(DENSITY * volume, *MASS_RANGE))
+
+
+def grasp_object(name: str, root: str | None = None) -> tuple[GraspObject | None, RepairReport | str]:
+    """The object `name` of OBJECTS repaired (`repair_mesh`, its warnings silenced), scaled and
+    weighed (`object_mass` of the repaired volume), with the repair's report; (None, why) when the
+    repair refuses it."""
+    raw = load(name, root)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = repair_mesh(raw.mesh, name)
+    except MeshRepairError as exc:
+        return None, f"refused: {exc}"
+    return GraspObject.from_mesh(report.mesh, object_mass(report.volume_after), name), report
