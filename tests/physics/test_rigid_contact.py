@@ -180,3 +180,31 @@ def test_newton_force_tolerance_bounds_the_momentum_residual():
 def test_newton_force_tolerance_is_validated():
     with pytest.raises(ValueError, match="newton_force_tolerance"):
         SolverSettings(newton_force_tolerance=-1.0)
+
+
+def test_a_kinematic_plate_pushing_a_box_along_the_ground_carries_it_at_its_speed():
+    """A kinematic plate (a gripper's backing plate) driven at 12.5 mm/s into a 50 g box on the
+    ground (mu 0.5) at the study's solver settings (dhat 10 um): each step the drivers reach
+    their targets and the box moves with the plate, whose push balances ground friction,
+    mu m g = 0.245 N. The drive round carries the box through the plate's contact coupling
+    (DriveRound.contact_coupling); without it the plate crept on by a fraction of its contact
+    distance per round and fell 0.2 mm further behind its target every step."""
+    from .scenes import kinematic_box
+
+    box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
+    plate = kinematic_box("plate", (0.004, 0.03, 0.016))
+    settings = SolverSettings()
+    start = -0.0125 - 5e-6
+    sim = Simulation([box, plate], poses={"box": pose((0, 0, 0.01 + 2e-6)), "plate": pose((start, 0, 0.0105))},
+                     ground=Ground(mu=0.5), friction={("box", "plate"): 0.5}, settings=settings)
+    speed, stats, box_x = 0.0125, [], []
+    for k in range(1, 16):
+        stats.append(sim.step({"plate": pose((start + speed * settings.dt * k, 0, 0.0105))}))
+        assert_intersection_free(sim)
+        box_x.append(sim.affine_pose("box")[0, 3])
+    assert all(s.driver_fraction == 1.0 and s.driver_lag == 0.0 for s in stats)
+    velocity = np.diff(box_x) / settings.dt
+    assert np.allclose(velocity[2:], speed, rtol=1e-3, atol=0)
+    push = np.linalg.norm(stats[-1].contact_force[0, 1])
+    assert 0.5 * 0.05 * G <= push <= 0.5 * 0.05 * G * 1.02
+    assert sum(s.newton_iterations for s in stats) < 60  # 36 a step, 540 in all, without the coupling

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipcgrasp.engine.solver.settings import DRIVER_AT_REST
+from ipcgrasp.engine.solver.settings import DRIVER_AT_REST, KINEMATIC_PROBE
 
 
 class DriveRound:
@@ -47,6 +47,8 @@ class DriveRound:
         rhs = -(factored[6] if reuse else self.potential.gradient(state, z, z_tilde, friction, x_t, x, coll))
         if any(np.any(d) for d in dc):
             rhs -= self.driven.coupling(state, z, dc, self.settings.dt ** 2)
+        if targets_kin:
+            rhs -= self.contact_coupling(state, targets_kin, friction, x_t, x, coll)
         # with the drivers at rest the step starts where the last one ended: its last factorisation
         # serves the predictor (Newton then converges with fresh Hessians)
         carried = (not reuse and self.factorisation.carried and self.factorisation.holds_factors
@@ -68,6 +70,28 @@ class DriveRound:
             targets[i] = xi
         targets_affine = [(off, z[off:off + 12] + dz[off:off + 12]) for off in dofs.affine_offset]
         return self.move(state, targets, targets_kin, targets_affine, self.potential.min_distance_of(coll, x))
+
+    def contact_coupling(self, state, targets_kin, friction, x_t, x, coll) -> np.ndarray | float:
+        """H_zk dk (n_dof,): how the kinematic bodies' remaining motion dk (to `targets_kin`)
+        pulls the free unknowns through the contacts it touches (the contact model's terms, barrier
+        and lagged friction, differentiated once in z and once in the kinematic vertices' positions),
+        so that the round's Newton step carries a body that a kinematic body pushes or drags along
+        with it. A central difference of the contact gradient along dk with a displacement of
+        KINEMATIC_PROBE times the smallest contact distance, which keeps every active contact
+        well clear of zero distance. 0.0 when no contact at x (coll) or lagged one (friction)
+        has a moving kinematic vertex."""
+        contact_map = self.model.contact_map
+        dk = np.zeros_like(x)
+        for k, lo, hi in contact_map.driven_kinematic:
+            if k in targets_kin:
+                dk[lo:hi] = targets_kin[k] - state.kinematic_x[k]
+        moving = np.abs(dk).max(axis=1) > 0.0
+        touched = [c.vertices[c.vertices >= 0] for c in (coll, friction) if c is not None]
+        if not any(moving[v].any() for v in touched):
+            return 0.0
+        step = KINEMATIC_PROBE * min(self.potential.min_distance_of(coll, x), self.dhat) / np.abs(dk).max()
+        g = [self.potential.contact_gradient(x + sign * step * dk, coll, friction, x_t) for sign in (1.0, -1.0)]
+        return (g[0] - g[1]) / (2.0 * step)
 
     def move(self, state, targets_def, targets_kin, targets_affine, min_distance):
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies

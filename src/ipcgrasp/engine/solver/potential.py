@@ -151,6 +151,12 @@ class IncrementalPotential:
         return self.contact_model.add_gradient(g, self.model.contact_map.PT, self.model.mesh, x, coll,
                                                self.stiffness.kappa, friction, x_t)
 
+    def contact_gradient(self, x, coll, friction, x_t):
+        """The contact model's part of the gradient (n_dof,) at contact positions x (coll: the
+        active contacts taken, whether or not they are all active there)."""
+        return self.contact_model.add_gradient(np.zeros(self.model.n_dof), self.model.contact_map.PT, self.model.mesh,
+                                               x, coll, self.stiffness.kappa, friction, x_t)
+
     def hessian(self, state, z, friction, x_t, x, coll, project=True):
         """Upper-triangle CSC values (in the current pattern) of the Hessian of the incremental
         potential at z, its contact blocks PSD-projected with `project` (barrier; the penalty

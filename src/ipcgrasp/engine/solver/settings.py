@@ -39,6 +39,9 @@ PAIR_CACHE_SLACK = 10.0
 # Drivers within this fraction of the scene's size of their targets are at rest (rounding: a
 # driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
 DRIVER_AT_REST = 1e-12
+# A drive round differentiates the contact gradient along a kinematic body's motion by moving it
+# this fraction of the smallest contact distance (min(it, dhat)) each way (DriveRound.contact_coupling).
+KINEMATIC_PROBE = 1e-3
 # A warm start's forced Newton step is first tried with the factorisation where the last step ended
 # (solver.newton) and kept when it is no longer than dhat, the line search takes all of it and
 # E falls by CARRIED_MODEL times what the step's quadratic model predicts; else the step is taken
