@@ -43,10 +43,11 @@ import scipy.optimize
 
 from ipcgrasp.baselines.contacts import grasp_contacts, perturbed_grasp
 from ipcgrasp.baselines.interface import Prediction
+from ipcgrasp.grasp.grip_motion import GRAVITY
 from ipcgrasp.grasp.gripper import Gripper
 
 __all__ = [
-    "GRAVITY",
+    "GRAVITY_VECTOR",
     "ContactWrenchSet",
     "WrenchResistance",
     "analytic_prediction",
@@ -59,9 +60,9 @@ __all__ = [
     "wrenches",
 ]
 
-GRAVITY = np.array([0.0, 0.0, -9.81])
+GRAVITY_VECTOR = np.array([0.0, 0.0, -GRAVITY])
 """Gravitational acceleration (m/s^2), world z up (docs/physics.md, "Units and frames")."""
-GRAVITY.flags.writeable = False
+GRAVITY_VECTOR.flags.writeable = False
 LENGTH_SCALE = 0.01
 """Length (m) by which moment rows are divided (about the pad size) so all rows are comparable."""
 SLACK_PENALTY = 1e4
@@ -82,7 +83,7 @@ def wrenches(points, forces, reference) -> np.ndarray:
     return np.hstack([forces, np.cross(arms, forces)])
 
 
-def gravity_wrench(mass: float, center_of_mass, reference=None, gravity=GRAVITY) -> np.ndarray:
+def gravity_wrench(mass: float, center_of_mass, reference=None, gravity=GRAVITY_VECTOR) -> np.ndarray:
     """Gravity's wrench (6,) on an object of `mass` (kg) about `reference` (m; default the centre
     of mass, where its moment vanishes): [m g; (c - reference) x m g]."""
     if not mass > 0.0:
@@ -255,7 +256,7 @@ def _master(columns, load) -> tuple[float, float, np.ndarray, float]:
     return float(result.x[n_mu]), slack, duals[:6], float(duals[6])
 
 
-def resist_gravity(sets, mass: float, center_of_mass, gravity=GRAVITY, **options) -> WrenchResistance:
+def resist_gravity(sets, mass: float, center_of_mass, gravity=GRAVITY_VECTOR, **options) -> WrenchResistance:
     """`resist` with the object's weight as the load, the sets taken about its centre of mass."""
     return resist(sets, gravity_wrench(mass, center_of_mass, gravity=gravity), **options)
 

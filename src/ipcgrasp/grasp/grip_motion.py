@@ -38,8 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-GRAVITY = 9.81
-"""m/s^2, the magnitude of the engine's gravity (`SolverSettings.gravity`, along -z)."""
+from ipcgrasp.engine.solver.settings import GRAVITY
 
 
 @dataclass(frozen=True)

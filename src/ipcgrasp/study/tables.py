@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ipcgrasp.grasp.grip_motion import GRAVITY
 from ipcgrasp.study.cube import (
     FAILURE_FLAG_MEANINGS,
     failure_mode_names,
@@ -391,7 +392,7 @@ def with_intervals(table: pd.DataFrame, metrics: Sequence[str] = PER_GRASP_METRI
     return out
 
 
-def hold_margins(cube: xr.Dataset, masses: Mapping[str, float], gravity: float = 9.81) -> np.ndarray:
+def hold_margins(cube: xr.Dataset, masses: Mapping[str, float], gravity: float = GRAVITY) -> np.ndarray:
     """The hold margin 2 mu F / (m g) of every trial that closed: how many times the pads'
     friction at the closing force (F the smaller pad force, N; mu the cell's friction) exceeds the
     object's weight (masses: object name -> kg). A margin far above 1 means no E or mu of the

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from ipcgrasp.engine.solver.state import State
 
 CONTACT_MODELS = ("ipc", "penalty")
+GRAVITY = 9.81
+"""Standard gravity (m/s^2): the magnitude of `SolverSettings.gravity` unless a scene sets its own."""
 """The contact models a step knows: "ipc" (log barrier, CCD, adaptive kappa) and "penalty" (BLEM)."""
 MIN_DISTANCES_KEPT = 4  # (contacts, positions) pairs whose smallest distance a Simulation remembers
 MAX_EXTRAPOLATIONS = 8  # line search: a full Newton step may grow up to 2^8 times
@@ -117,7 +119,7 @@ class SolverSettings:
     they are switches for checking that."""
 
     dt: float = 0.02
-    gravity: tuple = (0.0, 0.0, -9.81)
+    gravity: tuple = (0.0, 0.0, -GRAVITY)
     dhat: float | None = 1e-5
     eps_v: float = 1e-4
     newton_tolerance: float = 1.1e-6
