@@ -208,3 +208,37 @@ def test_a_kinematic_plate_pushing_a_box_along_the_ground_carries_it_at_its_spee
     push = np.linalg.norm(stats[-1].contact_force[0, 1])
     assert 0.5 * 0.05 * G <= push <= 0.5 * 0.05 * G * 1.02
     assert sum(s.newton_iterations for s in stats) < 60  # 36 a step, 540 in all, without the coupling
+
+
+def test_a_kinematic_bodys_contact_coupling_is_its_barrier_hessian_applied_to_its_motion():
+    """DriveRound.contact_coupling (a central difference of the contact gradient) against the
+    barrier's x-space Hessian, which tests/engine/test_collisions.py checks against ipctk:
+    H_zk dk = P^T kappa H_xx dk, dk the plate's motion, for a plate 4 um from a box's face; to 1e-4
+    of its largest entry (the difference's truncation error, 2e-5 here: a predictor needs no more)."""
+    import scipy.sparse as sp
+
+    from ipcgrasp.engine import collisions as col
+
+    from .scenes import kinematic_box
+
+    box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
+    plate = kinematic_box("plate", (0.004, 0.03, 0.016))
+    sim = Simulation([box, plate], poses={"box": pose((0, 0, 0.02)), "plate": pose((-0.012 - 4e-6, 0.001, 0.02))},
+                     settings=SolverSettings(gravity=(0.0, 0.0, 0.0)))
+    sim.step()  # sets kappa
+    x = sim.collision_positions()
+    coll = sim.potential.collisions(x)
+    assert len(coll) > 0
+    motion = np.array([2e-4, 5e-5, -3e-5])
+    targets_kin = {0: sim.state.kinematic_x[0] + motion}
+    coupling = sim.drive_round.contact_coupling(sim.state, targets_kin, None, x, x, coll)
+    rows, cols, vals = col.barrier_potential_hessian(coll, sim.mesh, x, sim.dhat, project_to_psd=False)
+    H = sp.coo_matrix((vals, (rows, cols)), shape=(x.size, x.size)).tocsr()
+    dk = np.zeros_like(x)
+    for k, lo, hi in sim.contact_map.driven_kinematic:
+        dk[lo:hi] = motion
+    expected = sim.contact_map.PT @ (sim.barrier_stiffness * (H @ dk.ravel()))
+    assert np.abs(expected).max() > 0.0
+    np.testing.assert_allclose(coupling, expected, rtol=0, atol=1e-4 * np.abs(expected).max())
+    # a plate standing still pulls nothing
+    assert sim.drive_round.contact_coupling(sim.state, {0: sim.state.kinematic_x[0]}, None, x, x, coll) == 0.0
