@@ -24,18 +24,26 @@ def bumpy_ellipsoid(subdivisions, seed=0):
     return trimesh.Trimesh(sphere.vertices * radial[:, None] * [0.03, 0.021, 0.012], sphere.faces)
 
 
-@pytest.mark.parametrize("name, mesh", [
-    ("bundled cube", None),
-    ("box on its largest face", trimesh.creation.box((0.03, 0.04, 0.024))),
-    ("own-data box", trimesh.creation.box((0.03, 0.03, 0.03))),
-    ("cylinder", trimesh.creation.cylinder(0.015, 0.06, sections=64)),
+@pytest.mark.parametrize("name, mesh, tied", [
+    ("bundled cube", None, 6),
+    ("box on its largest face", trimesh.creation.box((0.03, 0.04, 0.024)), 2),
+    ("own-data box", trimesh.creation.box((0.03, 0.03, 0.03)), 6),
+    ("cylinder", trimesh.creation.cylinder(0.015, 0.06, sections=64), 2),
 ])
-def test_small_hulls_rest_as_trimesh_puts_them(name, mesh):
+def test_small_hulls_rest_as_trimesh_puts_them_turned_least_among_ties(name, mesh, tied):
+    """The pose is one of trimesh's most probable ones (to the bit); among the poses tied for the
+    most probable (a cube's six faces, a box's two largest, a cylinder's two ends; in an order
+    that changes with trimesh's, scipy's and numpy's versions) the one with the smallest rotation
+    from the mesh as given: a mesh already resting on such a face is not turned."""
     if mesh is None:
         mesh = GraspObject.from_file(resolve_data_dir() / "object_meshes" / "cube_3cm.obj", 0.003).mesh
     assert len(mesh.convex_hull.faces) <= TRIMESH_HULL_FACES
-    np.testing.assert_array_equal(GraspObject.from_mesh(mesh, 0.01, density_range=(0, np.inf)).stable_pose(),
-                                  trimesh_pose(mesh))
+    transforms, probabilities = trimesh.poses.compute_stable_poses(mesh, n_samples=1)
+    best = [t for t, p in zip(transforms, probabilities) if p >= max(probabilities) - 1e-9]
+    assert len(best) == tied
+    pose = GraspObject.from_mesh(mesh, 0.01, density_range=(0, np.inf)).stable_pose()
+    assert any(np.array_equal(pose, t) for t in best)
+    assert np.trace(pose[:3, :3]) == max(np.trace(t[:3, :3]) for t in best)
 
 
 @pytest.mark.parametrize("mesh", [

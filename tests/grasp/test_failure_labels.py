@@ -17,6 +17,7 @@ from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_physical_grasps
 from ipcgrasp.grasp.backend import Backend, BackendFailed, StepReport
 from ipcgrasp.grasp.outcome import FAILURE_MODES
+from ipcgrasp.grasp import procedure
 from ipcgrasp.grasp.procedure import FORCE_TOLERANCE, GraspProcedure
 
 from .test_procedure import FAST, block, top_down_grasp
@@ -238,6 +239,25 @@ def test_end_of_travel_both_pads_on_the_object_never_reach_the_close_force():
     labelled(r, "end_of_travel")
     assert "end of their travel" in r.reason and math.isnan(r.close_time)
 
+
+
+@pytest.mark.parametrize("duration, mode", [(None, "end_of_travel"), (0.5, "solver")])
+def test_a_squeeze_longer_than_its_duration_bound_is_a_solver_failure(monkeypatch, duration, mode):
+    """The end-of-travel squeeze above takes about the time its jaws need to close their whole
+    travel at the closing speed: within MAX_SQUEEZE_DURATION (10 times that). With the bound at
+    half of it the squeeze is cut short, whatever model runs it (this scripted one reports no
+    Newton iterations, as MuJoCo): a "solver" failure naming the time taken."""
+    if duration is not None:
+        monkeypatch.setattr(procedure, "MAX_SQUEEZE_DURATION", duration)
+
+    def forces(closed):
+        return (5.0, 5.0) if closed >= 0.002 else (0.0, 0.0)
+
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST), seed=0,
+                       backend=lambda *args: ScriptedSqueeze(forces))
+    labelled(r, mode)
+    if mode == "solver":
+        assert r.reason.startswith("squeeze: the squeeze took") and "they creep" in r.reason
 
 def test_a_backing_plate_pressing_the_object_stalls_the_jaws_at_the_force_limit():
     """Pad 0 rests on the object with 0.9 N and pad 1 never reaches it, while from 3 mm of travel

@@ -16,9 +16,11 @@ Its cost grows with the number of stable faces times the hull's size (it copies 
 hull once per stable face): 100 s for a 20,480-face sphere, every face of which is stable. Larger
 hulls go through the same rules vectorised here (`pose_probabilities`), whose cost grows as
 F log F in the hull's F faces: 0.6 s for an 81,920-face sphere, most of it trimesh finding the
-hull. The two give the same poses and probabilities (to rounding); where several poses tie for
-the most probable, trimesh takes the first of its sort, the vectorised rules the pose whose first
-face comes first in the hull.
+hull. The two give the same poses and probabilities (to rounding). Where several poses tie for
+the most probable (within TIE_TOLERANCE: a box's six faces, whose probabilities differ only in
+their last bits, in an order that depends on the versions of trimesh, scipy and numpy), the one
+that turns the object least from how its mesh is given is taken: the largest trace of the
+rotation, then the first in order.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from trimesh.triangles import points_to_barycentric
 TRIMESH_HULL_FACES = 500
 """Convex hulls with at most this many faces go through trimesh.poses.compute_stable_poses (under
 half a second for any such hull), larger ones through the vectorised rules."""
+TIE_TOLERANCE = 1e-9
+"""Poses whose probabilities are within this of the largest tie for the most probable."""
 NORMAL_DECIMALS = 3
 """Stable faces whose outward normals agree to this many decimals are one pose (trimesh's rule)."""
 
@@ -41,9 +45,18 @@ def most_stable_pose(mesh: trimesh.Trimesh) -> np.ndarray:
     hull = mesh.convex_hull
     if len(hull.faces) <= TRIMESH_HULL_FACES:
         transforms, probabilities = trimesh.poses.compute_stable_poses(mesh, n_samples=1)
-        return np.asarray(transforms[int(np.argmax(probabilities))], dtype=np.float64)
-    normals, probabilities = pose_probabilities(hull, np.asarray(mesh.center_mass, dtype=np.float64))
-    return resting_pose(hull, normals[int(np.argmax(probabilities))])
+        tied = _most_probable(probabilities)
+        poses = [np.asarray(transforms[i], dtype=np.float64) for i in tied]
+    else:
+        normals, probabilities = pose_probabilities(hull, np.asarray(mesh.center_mass, dtype=np.float64))
+        poses = [resting_pose(hull, normals[i]) for i in _most_probable(probabilities)]
+    return max(enumerate(poses), key=lambda k: (np.trace(k[1][:3, :3]), -k[0]))[1]
+
+
+def _most_probable(probabilities) -> np.ndarray:
+    """Indices of the poses tied for the largest probability (within TIE_TOLERANCE), in order."""
+    probabilities = np.asarray(probabilities, dtype=np.float64)
+    return np.flatnonzero(probabilities >= probabilities.max() - TIE_TOLERANCE)
 
 
 def resting_pose(hull: trimesh.Trimesh, normal) -> np.ndarray:

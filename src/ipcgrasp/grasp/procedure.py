@@ -77,6 +77,12 @@ within the force limit, which then stands, and a step with a try past the force 
 squeeze as a stall. On a stiff pad whose forces rock between steps (the
 object settling between unequal pads) every shorter try can end short of the window while a
 longer one passes it, and the squeeze would creep on until the Newton budget."""
+MAX_SQUEEZE_DURATION = 10.0
+"""The longest a squeeze may take, in multiples of the time its jaws need to close their whole
+travel at the closing speed; past it the jaws creep without the close rule, the force limit or
+the end of travel ending the squeeze, and the trial is a "solver" failure. The Newton budget ends
+such a creep first in a model with Newton iterations; a model without them (MuJoCo) has only
+this bound."""
 TARGET_LEVEL = 1.0 + 0.5 * FORCE_TOLERANCE  # once both pads touch, the approach aims inside the window
 MAX_GRIP_TRIES = 6  # jaw positions tried per step for the force grip to land within FORCE_TOLERANCE
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
@@ -770,6 +776,8 @@ class GraspProcedure:
         if self.progress:
             self.progress(report.time)
         self._check_budget()
+        if self.phase == "squeeze":
+            self._check_squeeze_duration()
         return report
 
     def _sent_poses(self, closed: float) -> tuple[np.ndarray, np.ndarray]:
@@ -782,6 +790,17 @@ class GraspProcedure:
         jaws[:, :3, 3] += closed * jaws[:, :3, 2]
         jaws[:, 2, 3] += self.lifted
         return wrist, jaws
+
+    def _check_squeeze_duration(self) -> None:
+        """BackendFailed once the squeeze has taken MAX_SQUEEZE_DURATION times the time its jaws
+        need to close their whole travel at the closing speed (simulated time, s)."""
+        limit = MAX_SQUEEZE_DURATION * self._squeezing.travel / self.closing_speed
+        taken = self._time - self.result.squeeze_time
+        if taken > limit:
+            raise BackendFailed(f"the squeeze took {taken:.1f} s of simulated time, {MAX_SQUEEZE_DURATION:g} times the "
+                                f"{limit / MAX_SQUEEZE_DURATION:.1f} s its jaws need to close their whole travel at the "
+                                f"closing speed, the jaws {self._squeezing.reached * 1e3:.3f} mm closed: they creep "
+                                "without the close rule, the force limit or the end of travel ending it")
 
     def _check_budget(self) -> None:
         """BackendFailed naming newton_budget once the step attempts have run past it."""
