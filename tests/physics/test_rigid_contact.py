@@ -1,15 +1,18 @@
-"""A rigid (affine) box on the ground: resting reaction m g, and sliding iff tan(theta) > mu."""
+"""A rigid (affine) box on the ground: resting reaction m g, sliding iff tan(theta) > mu, pushed by a
+kinematic plate at the plate's speed against ground friction mu m g."""
 
 import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
+from ipcgrasp.engine import collisions as col
 from ipcgrasp.engine.bodies import Ground
 from ipcgrasp.engine.simulation import Simulation
 from ipcgrasp.engine.solver.settings import SolverSettings
 
-from .scenes import affine_box, assert_intersection_free, pose
+from .scenes import affine_box, assert_intersection_free, kinematic_box, pose
 
 G = 9.81
 
@@ -189,8 +192,6 @@ def test_a_kinematic_plate_pushing_a_box_along_the_ground_carries_it_at_its_spee
     mu m g = 0.245 N. The drive round carries the box through the plate's contact coupling
     (DriveRound.contact_coupling); without it the plate crept on by a fraction of its contact
     distance per round and fell 0.2 mm further behind its target every step."""
-    from .scenes import kinematic_box
-
     box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
     plate = kinematic_box("plate", (0.004, 0.03, 0.016))
     settings = SolverSettings()
@@ -215,12 +216,6 @@ def test_a_kinematic_bodys_contact_coupling_is_its_barrier_hessian_applied_to_it
     barrier's x-space Hessian, which tests/engine/test_collisions.py checks against ipctk:
     H_zk dk = P^T kappa H_xx dk, dk the plate's motion, for a plate 4 um from a box's face; to 1e-4
     of its largest entry (the difference's truncation error, 2e-5 here: a predictor needs no more)."""
-    import scipy.sparse as sp
-
-    from ipcgrasp.engine import collisions as col
-
-    from .scenes import kinematic_box
-
     box = affine_box("box", (0.02, 0.02, 0.02), 0.05)
     plate = kinematic_box("plate", (0.004, 0.03, 0.016))
     sim = Simulation([box, plate], poses={"box": pose((0, 0, 0.02)), "plate": pose((-0.012 - 4e-6, 0.001, 0.02))},

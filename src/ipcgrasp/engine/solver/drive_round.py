@@ -85,11 +85,11 @@ class DriveRound:
         for k, lo, hi in contact_map.driven_kinematic:
             if k in targets_kin:
                 dk[lo:hi] = targets_kin[k] - state.kinematic_x[k]
-        moving = np.abs(dk).max(axis=1) > 0.0
+        motion = np.abs(dk).max(axis=1)  # per contact-surface vertex, m
         touched = [c.vertices[c.vertices >= 0] for c in (coll, friction) if c is not None]
-        if not any(moving[v].any() for v in touched):
+        if not any((motion[v] > 0.0).any() for v in touched):
             return 0.0
-        step = KINEMATIC_PROBE * min(self.potential.min_distance_of(coll, x), self.dhat) / np.abs(dk).max()
+        step = KINEMATIC_PROBE * min(self.potential.min_distance_of(coll, x), self.dhat) / motion.max()
         g = [self.potential.contact_gradient(x + sign * step * dk, coll, friction, x_t) for sign in (1.0, -1.0)]
         return (g[0] - g[1]) / (2.0 * step)
 
