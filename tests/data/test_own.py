@@ -128,7 +128,7 @@ SHEARED = [[1, 0.2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
     (lambda d: d.update(trails=[]), r"top level: unknown field 'trails' \(the fields: format, version, objects, "
                                     r"trials\); fix: rename it 'trials'"),
     (lambda d: d["trials"][4].update(colour="red"), r"trials\[4\]: unknown field 'colour' .*; fix: remove it"),
-    (moved_gripper(scale=1000.0), r"trials\[0\]\.gripper_pose: the translation \(-13\.37, 0, 186\.6\) is 187\.1 m from the world "
+    (moved_gripper(scale=1000.0), r"trials\[0\]\.gripper_pose: the translation \(80\.1, -46\.94, 160\) is 185 m from the world "
                                   r"origin, more than 10 m: it looks like millimetres; fix: give translations in "
                                   r"metres \(divide millimetres by 1000\)"),
     (moved_gripper(up=0.3), r"trials\[0\]\.gripper_pose: a tooltip of the yumi \(jaws open to its 50 mm stroke\) is "

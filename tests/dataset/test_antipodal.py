@@ -1,5 +1,6 @@
 """Antipodal grasp sampling, checked against closed-form geometry: a box (every antipodal pair
-along an inward normal joins opposite faces) and a wedge (two faces at a known angle)."""
+joins opposite faces), a wedge (two faces at a known angle: antipodal iff the cones overlap) and
+a sphere (every axis inside a contact's cone is antipodal)."""
 
 import numpy as np
 import pytest
@@ -49,23 +50,24 @@ def _jaw_surface_points(grasp_pose, opening, rng):
     return np.vstack([trimesh.transform_points(local, pose) for pose in poses])
 
 
-def test_box_grasps_join_opposite_faces_along_their_normal(box_grasps):
+def test_box_grasps_join_opposite_faces_inside_both_cones(box_grasps):
     assert len(box_grasps.candidates) == 40
+    cone = np.arctan(0.4)
     for c in box_grasps.candidates:
         p, q = _in_object_frame(box_grasps, c.contacts)
         axis = np.linalg.inv(box_grasps.object_pose)[:3, :3] @ c.axis
         k = int(np.argmax(np.abs(axis)))
-        # the axis is a face normal of the box, from the face through p to the opposite one
-        assert abs(abs(axis[k]) - 1.0) < 1e-9
+        # from the face through p to the opposite one, the axis within the cone of both (parallel) faces
         assert p[k] == pytest.approx(-np.sign(axis[k]) * BOX[k] / 2, abs=1e-9)
         assert q[k] == pytest.approx(np.sign(axis[k]) * BOX[k] / 2, abs=1e-9)
-        others = [j for j in range(3) if j != k]
-        assert np.allclose(p[others], q[others], atol=1e-9)
-        assert np.all(np.abs(p[others]) <= BOX[others] / 2 + 1e-9)
-        assert c.width == pytest.approx(BOX[k], abs=1e-9)
-        # both contacts inside their friction cones (here exactly on the axis)
-        assert np.all(c.friction_angles <= np.arctan(0.4))
-        assert c.friction_angles == pytest.approx([0.0, 0.0], abs=1e-6)
+        assert np.allclose(q, p + c.width * axis, atol=1e-9)
+        assert np.all(np.abs([p, q]) <= BOX / 2 + 1e-9)
+        assert c.width == pytest.approx(BOX[k] / abs(axis[k]), abs=1e-9)
+        angle = np.arccos(abs(axis[k]))
+        assert angle <= cone + 1e-9
+        assert c.friction_angles == pytest.approx([angle, angle], abs=1e-6)
+    # the axes fill the cone, not only the normal (the one-ray rule of old)
+    assert max(c.friction_angles[0] for c in box_grasps.candidates) > 0.5 * cone
 
 
 def test_box_grasp_frames_follow_the_simulator_convention(box_grasps):
@@ -119,7 +121,11 @@ def test_box_rests_on_its_largest_face_and_is_never_grasped_through_the_ground(b
     lowest = trimesh.transform_points(trimesh.creation.box(BOX).vertices, box_grasps.object_pose)[:, 2]
     assert lowest.min() == pytest.approx(1 * MM)  # placed 1 mm up, as the simulator places it
     assert lowest.max() - lowest.min() == pytest.approx(BOX.min())
-    assert all(abs(c.axis[2]) < 1e-9 for c in box_grasps.candidates)  # the bottom jaw would be underground
+    # a grasp across the top and bottom faces would put the bottom jaw underground: only side pairs,
+    # their axes within the cone of a vertical face
+    bottom = lowest.min()
+    assert all(c.contacts[:, 2].min() > bottom + 1e-9 for c in box_grasps.candidates)
+    assert all(abs(c.axis[2]) <= np.sin(np.arctan(0.4)) + 1e-9 for c in box_grasps.candidates)
     assert box_grasps.rejections["ground"] > 0
     assert len(box_grasps.candidates) + sum(box_grasps.rejections.values()) == box_grasps.attempts
 
@@ -128,8 +134,9 @@ def test_box_wider_than_the_gripper_is_grasped_only_across_its_narrow_sides():
     wide = GraspObject.from_mesh(trimesh.creation.box([0.06, 0.03, 0.02]), 0.05, "wide box")
     sampling = sample_antipodal_grasps(wide, 15, seed=1)
     assert sampling.rejections["width"] > 0
-    for c in sampling.candidates:
-        assert c.width == pytest.approx(0.03, abs=1e-9)
+    for c in sampling.candidates:  # across the 30 mm sides (the 20 mm ones are top and bottom)
+        assert abs(c.axis[1]) >= np.cos(np.arctan(0.4)) - 1e-9
+        assert c.width == pytest.approx(0.03 / abs(c.axis[1]), abs=1e-9)
 
 
 def test_sampling_is_seeded_and_the_first_grasps_do_not_depend_on_n(box):
@@ -153,10 +160,12 @@ def _wedge(apex_degrees, height=40 * MM, length=30 * MM):
     return prism, normals, np.array([[-base, 0.0, 0.0], [base, 0.0, 0.0]])
 
 
-@pytest.mark.parametrize("mu, slanted_pairs", [(0.4, False), (0.8, True)])
-def test_wedge_faces_at_30_degrees_are_antipodal_only_when_the_cone_is_wider(mu, slanted_pairs):
-    """A ray along one slanted face's inward normal meets the other at the apex angle (30 deg):
-    within the friction cone for mu = 0.8 (38.7 deg), outside it for mu = 0.4 (21.8 deg)."""
+@pytest.mark.parametrize("mu, slanted_pairs", [(0.2, False), (0.4, True), (0.8, True)])
+def test_wedge_faces_at_30_degrees_are_antipodal_only_when_the_cones_overlap(mu, slanted_pairs):
+    """The inward normal of one slanted face and the outward normal of the other are the apex angle
+    (30 deg) apart, so an axis inside both friction cones exists iff 2 atan(mu) >= 30 deg: not for
+    mu = 0.2 (11.3 deg), for mu = 0.4 (21.8 deg) and 0.8 (38.7 deg). A ray along the inward
+    normal alone (the sampler's rule before) finds such pairs only from atan(mu) >= 30 deg."""
     prism, slanted_normals, slanted_points = _wedge(30.0)
     wedge = GraspObject.from_mesh(prism, 0.03, "wedge")
     sampling = sample_antipodal_grasps(wedge, 25, SamplerSettings(mu=mu), seed=5, object_pose=np.eye(4))
@@ -178,6 +187,47 @@ def test_wedge_faces_at_30_degrees_are_antipodal_only_when_the_cone_is_wider(mu,
         found |= bool(on_slanted[0].any() and on_slanted[1].any())
     assert found == slanted_pairs
     assert sampling.rejections["friction"] > 0
+
+
+def test_on_a_sphere_every_axis_inside_the_cone_is_antipodal():
+    """On a sphere of radius R the chord from p at angle alpha to the inward normal leaves at q at
+    the same angle alpha to q's outward normal and is 2 R cos(alpha) long: every axis drawn inside
+    p's cone passes the friction test (up to the mesh's facets: their normals are up to 2.8 deg
+    from the sphere's, their centres up to 17 microns inside it), and the grasps fill the cone.
+    The one-ray rule of old gave alpha = 0 only."""
+    radius = 15 * MM
+    ball = trimesh.creation.icosphere(subdivisions=4, radius=radius)
+    settings = SamplerSettings(mu=0.4)
+    sampling = sample_antipodal_grasps(GraspObject.from_mesh(ball, 0.02, "ball"), 30, settings, seed=0,
+                                       object_pose=np.eye(4))
+    assert len(sampling.candidates) == 30
+    cone = np.arctan(settings.mu)
+    reached = sampling.attempts - sampling.rejections["width"] - sampling.rejections["no_exit"]
+    assert sampling.rejections["friction"] <= 0.1 * reached  # only draws within a facet's tilt of the cone's edge
+    centre = sampling.object_pose[:3, 3]
+    alphas = []
+    for c in sampling.candidates:
+        p, q = c.contacts
+        alpha = np.arccos(np.clip(c.axis @ (centre - p) / np.linalg.norm(centre - p), -1, 1))
+        assert c.width == pytest.approx(2 * radius * np.cos(alpha), abs=4e-5)  # two facets' sag
+        assert np.linalg.norm(q - centre) == pytest.approx(radius, abs=2e-5)
+        assert alpha <= cone + np.radians(2.8)
+        alphas.append(alpha)
+    assert max(alphas) > 0.7 * cone
+
+
+def test_the_ray_caster_without_embree_finds_the_same_grasps(box, monkeypatch):
+    """The sampler casts its rays through Embree when it is installed, else through
+    `baselines.contacts.cast_rays`: the same grasps either way."""
+    from ipcgrasp.dataset import antipodal
+
+    first = sample_antipodal_grasps(box, 5, seed=7)
+    monkeypatch.setattr(antipodal, "_embree_available", lambda: False)
+    second = sample_antipodal_grasps(box, 5, seed=7)
+    assert first.attempts == second.attempts and first.rejections == second.rejections
+    for a, b in zip(first.candidates, second.candidates, strict=True):
+        assert a.attempt == b.attempt
+        assert np.allclose(a.grasp_pose, b.grasp_pose, atol=1e-9) and np.allclose(a.contacts, b.contacts, atol=1e-9)
 
 
 def test_approach_frame_is_a_rotation_with_the_axis_first_and_the_approach_downward():
