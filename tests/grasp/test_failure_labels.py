@@ -259,6 +259,46 @@ def test_a_squeeze_longer_than_its_duration_bound_is_a_solver_failure(monkeypatc
     if mode == "solver":
         assert r.reason.startswith("squeeze: the squeeze took") and "they creep" in r.reason
 
+class ObjectMovesAway(ScriptedSqueeze):
+    """Both pads meet the object 2 mm into the squeeze, pad 1 with a force that jumps to 19 N in
+    0.03 mm (the close rule's secant then takes the shortest steps); from 2.03 mm the object has
+    moved away from pad 0 (pad 1 nudges it with 0.01 N) until pad 0 meets it again at 5 mm, where
+    both forces rise 10 N per 0.1 mm."""
+
+    AWAY, BACK = 0.00203, 0.005
+
+    def __init__(self):
+        def forces(closed):
+            if closed < 0.002:
+                return 0.0, 0.0
+            if closed < self.AWAY:
+                return (2.0, 2.0) if closed < 0.00201 else (19.0, 19.0)
+            if closed < self.BACK:
+                return 0.0, 0.01
+            return (max(closed - self.BACK, 1e-6) * 1e5,) * 2
+        super().__init__(forces)
+
+    def pad_object_distance(self, pad, cutoff):
+        if self.closed < 0.002:
+            gap = 0.002 - self.closed
+        else:
+            gap = self.BACK - self.closed if pad == 0 and self.AWAY <= self.closed < self.BACK else 0.0
+        return gap if gap <= cutoff else math.inf
+
+
+def test_a_pad_the_object_moved_away_from_closes_at_the_closing_speed():
+    """Once both pads have touched, the close rule's secant steps the jaws toward its force; when
+    the object then moves off one pad, that pad is free again and the jaws close on it at the
+    closing speed (a force-limited gripper feels no force to slow down for), instead of creeping
+    on at the secant's shortest step until the squeeze's duration bound ends the trial."""
+    params = SimParams(close_rule="force", closing_speed=0.01, **FAST)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, backend=lambda *a: ObjectMovesAway())
+    assert math.isfinite(r.close_time), (r.failure_mode, r.reason)
+    assert r.close_forces[0] == pytest.approx(params.close_force, rel=FORCE_TOLERANCE)
+    # the 3 mm the pad was free take about 3 mm / closing speed, plus the contact steps on either side
+    assert r.close_time - r.squeeze_time < 2.0 * ObjectMovesAway.BACK / params.closing_speed
+
+
 def test_a_backing_plate_pressing_the_object_stalls_the_jaws_at_the_force_limit():
     """Pad 0 rests on the object with 0.9 N and pad 1 never reaches it, while from 3 mm of travel
     on the jaws' backing plates press the object, 10 N more per 0.1 mm (a mug's body against the
