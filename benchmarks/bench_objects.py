@@ -115,7 +115,8 @@ def main() -> None:
     print(f"\n{'object':<12} {'vertices':>8} {'grasp':>5} {'wall s':>7} {'CPU s':>7} {'Newton':>7} {'run':>6} "
           f"{'ms/run':>6} {'steps':>6} {'lift tries':>10}  label")
     for name, vertices, i, wall, cpu, newton, run, steps, tries, label in sorted(rows, key=lambda r: r[1]):
-        print(f"{name:<12} {vertices:>8} {i:>5} {wall:>7.2f} {cpu:>7.2f} {newton:>7} {run:>6} {1e3 * cpu / run:>6.1f} "
+        per_run = 1e3 * cpu / run if run else float("nan")  # a trial decided before its first step runs none
+        print(f"{name:<12} {vertices:>8} {i:>5} {wall:>7.2f} {cpu:>7.2f} {newton:>7} {run:>6} {per_run:>6.1f} "
               f"{steps:>6} {tries:>10.1f}  {label}")
     if args.profile and largest is not None:
         obj, vertices, object_pose, grasp_pose = largest

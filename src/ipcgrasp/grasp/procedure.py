@@ -436,7 +436,7 @@ class GraspProcedure:
                                                 and self._second_pad_near(s.touched)):
                     self._checkpoint = self._copy()
             saved, counters = backend.save(), self._counters()
-            increment = self._closing_increment(s.touched, s.before, s.history)
+            increment = self._closing_increment(s.before, s.history)
             tries = _Tries()
             for refinement in range(MAX_REFINEMENTS + 1):
                 # A retry sends the jaws the shorter increment from where they are: after a step whose
@@ -542,9 +542,10 @@ class GraspProcedure:
         reach = 2.0 * self.closing_speed * self.backend.dt
         return min(self.backend.pad_object_distance(i, reach) for i in range(2) if not touched[i]) <= reach
 
-    def _closing_increment(self, touched, before, history) -> float:
+    def _closing_increment(self, before, history) -> float:
         """How far each jaw is sent this step (m): the closing speed, shortened to land a free pad
-        (one not on the object at the end of the last step, `before`) just short of the object;
+        (one not on the object at the end of the last step, `before`; None: no step yet) just
+        short of the object;
         while both pads touch it, a secant step on the close level towards TARGET_LEVEL (a
         force-limited gripper slowing down at contact), never longer than the closing speed
         allows or STEP_GROWTH times the last step, and never shorter than MIN_CONTACT_STEP
@@ -553,8 +554,7 @@ class GraspProcedure:
         step while one pad nudges the object along with almost no force."""
         nominal = self.closing_speed * self.backend.dt
         near = self.backend.approach_distance
-        if before is not None:
-            touched = [f > 0.0 for f in before[0]]
+        touched = [False, False] if before is None else [f > 0.0 for f in before[0]]
         if all(touched):
             first = min(FIRST_CONTACT_STEP * near, nominal)
             if len(history) >= 2:
