@@ -299,6 +299,30 @@ def test_a_pad_the_object_moved_away_from_closes_at_the_closing_speed():
     assert r.close_time - r.squeeze_time < 2.0 * ObjectMovesAway.BACK / params.closing_speed
 
 
+def test_a_squeeze_the_object_gives_way_to_crosses_at_growing_steps():
+    """Both pads meet the object 2 mm into the squeeze with 0.35 N that does not rise while the
+    object gives way (it slides or turns between them) until 5 mm, where both forces rise 10 N
+    per 0.1 mm. With no rise to aim the close rule's secant at, each step is STEP_GROWTH times
+    the last, up to the closing speed: the jaws cross the 3 mm in about 3 mm / (closing speed x
+    dt) steps, where steps of the first contact length (0.25 approach distances) took 120 and,
+    with an object as soft, ran into the squeeze's duration bound."""
+    given_way = []
+
+    def forces(closed):
+        if 0.002 <= closed < 0.005:
+            given_way.append(closed)
+        return (0.0, 0.0) if closed < 0.002 else (0.35 + max(closed - 0.005, 0.0) * 1e5,) * 2
+
+    params = SimParams(close_rule="force", closing_speed=0.01, **FAST)
+    backend = ScriptedSqueeze(forces)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, backend=lambda *args: backend)
+    assert math.isfinite(r.close_time), (r.failure_mode, r.reason)
+    assert r.close_forces[0] == pytest.approx(params.close_force, rel=FORCE_TOLERANCE)
+    closing_step = params.closing_speed * backend.dt
+    growing = math.log2(closing_step / (procedure.FIRST_CONTACT_STEP * backend.approach_distance))
+    assert len(given_way) <= 0.003 / closing_step + growing + 2
+
+
 def test_a_backing_plate_pressing_the_object_stalls_the_jaws_at_the_force_limit():
     """Pad 0 rests on the object with 0.9 N and pad 1 never reaches it, while from 3 mm of travel
     on the jaws' backing plates press the object, 10 N more per 0.1 mm (a mug's body against the

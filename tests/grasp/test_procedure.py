@@ -196,21 +196,22 @@ def test_a_squeeze_that_creeps_on_a_stiff_pad_takes_its_shortest_try_past_the_wi
 
 
 @pytest.mark.slow
-def test_a_squeeze_that_creeps_below_the_force_limit_stalls():
+def test_a_squeeze_the_pads_cannot_store_psi_in_stalls_within_the_force_limit():
     """Cube grasp 20, the study's trial 4, rounded pads at E 1e11 Pa, mu 0.6, psi rule at the study's
-    Psi_th: the pads cannot store it below the force limit; their forces rock at 93-97 N while
-    every try that gains more passes 100 N, and the jaws crept on until the Newton budget. After
-    MAX_CREEP_STEPS a step with a try past the limit ends the squeeze as a stall, every step
-    within the limit."""
+    Psi_th: the pads cannot store it below the force limit. Their forces rock at 93-97 N while the
+    stiff pads barely gain energy, and the jaws used to creep on in micrometre steps (until the
+    Newton budget; later until MAX_CREEP_STEPS ended it). With squeeze steps that grow while the
+    close level does not rise, the jaws reach the force limit's window and the squeeze stalls
+    there, every step within the limit."""
     cube, grasps = bundled_cube()
     params = SimParams(E=1e11, mu=0.6, close_rule="psi", psi_th=7.2401029325087165e-06, lift_height=0.005,
                        hold_time=0.04)
     result = simulate_grasp(cube, grasps.object_poses[20], grasps.grasp_poses[20], params, seed=trial_seed(0, 20, 4),
                             record="trajectory")
     assert result.failure_mode == "stall", result.reason
-    assert "every longer step passed it" in result.reason
     squeeze = [max(step.pad_normal_force) for step in result.trajectory if step.phase == "squeeze"]
-    assert max(squeeze) <= Gripper.yumi().force_limit
+    limit = Gripper.yumi().force_limit
+    assert (1.0 - FORCE_TOLERANCE) * limit <= max(squeeze) <= limit
 
 
 def _count_newton_iterations(monkeypatch) -> list:

@@ -549,9 +549,11 @@ class GraspProcedure:
         while both pads touch it, a secant step on the close level towards TARGET_LEVEL (a
         force-limited gripper slowing down at contact), never longer than the closing speed
         allows or STEP_GROWTH times the last step, and never shorter than MIN_CONTACT_STEP
-        approach distances. A pad the object has moved away from is free again: the secant of
-        the last steps both pads pressed would otherwise keep the jaws creeping at the shortest
-        step while one pad nudges the object along with almost no force."""
+        approach distances; when the level did not rise over the last step (the object gave
+        way), STEP_GROWTH times the last step, up to the closing speed. A pad the object has
+        moved away from is free again: the secant of the last steps both pads pressed would
+        otherwise keep the jaws creeping at the shortest step while one pad nudges the object
+        along with almost no force."""
         nominal = self.closing_speed * self.backend.dt
         near = self.backend.approach_distance
         touched = [False, False] if before is None else [f > 0.0 for f in before[0]]
@@ -561,9 +563,12 @@ class GraspProcedure:
                 (c0, l0), (c1, l1) = ((c, self._close_level(self.params, f, e)) for c, f, e in history[-2:])
                 if l1 >= TARGET_LEVEL:  # past the target but the rule has not fired (B of psi): go on
                     return first
-                if l1 > l0 and c1 > c0:  # never more than STEP_GROWTH x the last step: the force rises steeply
+                if c1 > c0:  # never more than STEP_GROWTH x the last step: the force rises steeply
+                    growth = min(nominal, STEP_GROWTH * (c1 - c0))
+                    if l1 <= l0:  # the object gave way over the last step: no rise to land on
+                        return growth
                     return float(np.clip((TARGET_LEVEL - l1) * (c1 - c0) / (l1 - l0), MIN_CONTACT_STEP * near,
-                                         min(nominal, STEP_GROWTH * (c1 - c0))))
+                                         growth))
             return first
         if nominal <= FIRST_CONTACT_STEP * near:  # steps already short of the contact scale
             return nominal
