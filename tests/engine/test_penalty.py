@@ -17,6 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from ipcgrasp.engine import collisions as col
 from ipcgrasp.engine import penalty as pen
+from ipcgrasp.engine import penetration
 from ipcgrasp.engine.penetration import PenetrationProbe, penetration_depths, winding_number
 from ipcgrasp.engine.solver.settings import SolverSettings
 
@@ -282,6 +283,45 @@ def test_winding_number_is_one_inside_and_zero_outside(flip):
     inside = _inside_depth(points) > 0
     assert 50 < inside.sum() < 350
     np.testing.assert_allclose(w, np.where(inside, -1.0 if flip else 1.0, 0.0), atol=1e-9)
+
+
+def _ray_probe_points(mesh, rng):
+    """Points to decide inside / outside `mesh` by: uniform in and around its box, its vertices
+    nudged by 1e-12 m, on the vertical lines through its vertices (the ray meets edges and
+    corners there), and 1 um and 1e-15 m (on the surface, to rounding) off the centres of its
+    faces on either side."""
+    lo, hi = mesh.bounds
+    pad = 0.1 * (hi - lo)
+    vertical = mesh.vertices[rng.integers(len(mesh.vertices), size=200)].copy()
+    vertical[:, 2] = rng.uniform(lo[2] - pad[2], hi[2] + pad[2], size=200)
+    side = rng.choice([-1.0, 1.0], size=(len(mesh.faces), 1)) * mesh.face_normals
+    return np.vstack([rng.uniform(lo - pad, hi + pad, (500, 3)),
+                      mesh.vertices + rng.normal(scale=1e-12, size=mesh.vertices.shape), vertical,
+                      mesh.triangles_center + 1e-6 * side, mesh.triangles_center + 1e-15 * side])
+
+
+@pytest.mark.parametrize("shape", ["L prism", "rotated box", "icosphere", "torus"])
+def test_the_ray_count_decides_inside_a_closed_surface_as_the_winding_number_does(shape):
+    """Inside a closed, consistently oriented surface the vertical ray's crossing count stands in
+    for the winding number's solid angles (penetration._inside): for points anywhere, on the
+    surface, on the vertical lines through its corners and a micrometre off its faces, the two
+    decide alike (the winding number alone where the ray is ambiguous)."""
+    rng = np.random.default_rng(6)
+    mesh = {"L prism": _l_prism, "rotated box": lambda: trimesh.creation.box(
+        extents=(0.03, 0.02, 0.01), transform=trimesh.transformations.random_rotation_matrix(rng.random(3))),
+        "icosphere": lambda: trimesh.creation.icosphere(subdivisions=3, radius=0.02),
+        "torus": lambda: trimesh.creation.torus(0.03, 0.01)}[shape]()
+    assert mesh.is_watertight and mesh.is_winding_consistent
+    x, faces = np.ascontiguousarray(mesh.vertices), np.ascontiguousarray(mesh.faces, dtype=np.int64)
+    assert penetration._closed(faces) and not penetration._closed(faces[1:])
+    reach = penetration.RAY_REACH * np.abs(x).max()
+    points = _ray_probe_points(mesh, rng)
+    by_ray = [penetration._inside(p, x, faces, 0, len(faces), True, reach) for p in points]
+    by_angles = np.abs(winding_number(points, x, faces)) > 0.5
+    np.testing.assert_array_equal(by_ray, by_angles)
+    assert 100 < by_angles.sum() < len(points) - 100
+    ambiguous = [penetration._vertical_ray_crossings(p, x, faces, 0, len(faces), reach)[1] for p in points]
+    assert any(ambiguous) and not any(ambiguous[:500])  # the corner lines and the surface, not points anywhere
 
 
 def test_a_tip_pushed_a_known_depth_into_a_box_measures_that_depth():
