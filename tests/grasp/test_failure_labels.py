@@ -346,6 +346,46 @@ def test_a_backing_plate_pressing_the_object_stalls_the_jaws_at_the_force_limit(
     assert (1.0 - FORCE_TOLERANCE) * procedure.max_grip_force <= jaw <= procedure.max_grip_force
 
 
+class YieldingObject(ScriptedSqueeze):
+    """From 2 mm of travel both pads press the object with 95 N, which relaxes back after every
+    step (the object yields); a step's own travel raises it by up to 2 N over its first YIELD,
+    by 10 N, past the force limit, beyond. The psi rule's energy stays at 1e-9 J."""
+
+    YIELD = 5e-7
+
+    def __init__(self):
+        super().__init__(None)
+        self.start = 0.0
+
+    def save(self):
+        return super().save(), self.start
+
+    def restore(self, snapshot):
+        super().restore(snapshot[0])
+        self.start = snapshot[1]
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        self.time += self.dt
+        travel = closed - max(self.start, 0.002)
+        self.closed, self.lifted, self.start = closed, lifted, closed
+        force = 0.0 if closed < 0.002 else 95.0 + (2.0 * travel / self.YIELD if travel < self.YIELD else 10.0)
+        return StepReport(self.time, (force, force), pad_energies=(1e-9, 1e-9))
+
+
+def test_stall_the_jaws_creep_below_the_force_limit_while_every_longer_step_passes_it():
+    """A squeeze whose every step longer than half a micrometre passes the force limit, the
+    shorter ones staying at 95-97 N: the jaws creep below the contact scale (MIN_CONTACT_STEP
+    approach distances a step). After MAX_CREEP_STEPS such steps, one with a try past the limit
+    ends the squeeze as a stall below the limit, instead of creeping on to the squeeze's
+    duration bound."""
+    params = SimParams(close_rule="psi", psi_th=1.0, **FAST)
+    backend = YieldingObject()
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, backend=lambda *args: backend)
+    labelled(r, "stall")
+    assert "every longer step passed it" in r.reason
+    assert backend.closed - 0.002 < procedure.MAX_CREEP_STEPS * procedure.MIN_CONTACT_STEP * backend.approach_distance
+
+
 @pytest.mark.parametrize("dropped, mode", [(True, "slip"), (False, "solver")])
 def test_a_failed_step_during_the_lift_is_judged_from_the_object(dropped, mode):
     r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST), seed=0,
