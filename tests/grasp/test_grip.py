@@ -140,3 +140,40 @@ def test_the_force_grip_follows_an_object_sliding_out_at_the_closing_speed_in_tw
     assert len(steps) >= 5 and steps[0] <= 3 and max(steps[1:]) <= 2
     assert sum(steps) <= len(steps) + 3
     assert procedure._grip_drift == pytest.approx(reach)
+
+
+class Relaxing(ScriptedBackend):
+    """ScriptedBackend (both pads meet the object 2 mm into the squeeze, 10 N more per 0.1 mm)
+    whose pads' force, once the lift starts, falls by `relax` N every step at fixed jaws (the
+    object settling into the pads at a steady rate). Counts the step attempts per step."""
+
+    def __init__(self, relax):
+        super().__init__(fail_at=0, dropped=False)
+        self.relax, self.start, self.tries = relax, None, Counter()
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        report = super().step(closed, lifted, give_up, coarse_rounds)
+        if lifted == 0.0:
+            return report
+        if self.start is None:
+            self.start = self.time - self.dt
+        steps = round((self.time - self.start) / self.dt)
+        self.tries[steps] += 1
+        force = report.pad_forces[0] - self.relax * steps
+        return StepReport(report.time, (force, force))
+
+
+def test_the_force_grip_follows_a_steadily_relaxing_force_at_one_try_a_step():
+    """The pads' force falls by 0.6 x the grip's window every step the jaws stand still. The
+    first try of a step moves the jaws as the last step did, less what the last two steps'
+    force errors say that motion will miss: after the first steps, every step's first try lands
+    inside the window. Moving the jaws as the last step did alone would carry each retry's
+    correction into the next step and overshoot by it, a retry every other step."""
+    params = SimParams(close_rule="force", **FAST)
+    window = 0.5 * FORCE_TOLERANCE * params.close_force
+    backend = Relaxing(0.6 * window)
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), params, lambda *args: backend)
+    result = procedure.run()
+    assert result.success, result.reason
+    tries = [backend.tries[step] for step in sorted(backend.tries)]
+    assert len(tries) >= 8 and all(t == 1 for t in tries[2:]), tries

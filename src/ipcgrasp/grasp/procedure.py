@@ -260,6 +260,7 @@ class GraspProcedure:
         self.grip_force = float("nan")  # N the force grip keeps (the pads' mean force at the close)
         self._grip_drift = 0.0  # m the force grip moved the jaws in its last step (its next first guess)
         self._grip_slope = 0.0  # N/m the force grip's last secant slope of force over jaw position (0: none yet)
+        self._grip_errors = (0.0, 0.0)  # N the pads' mean force less grip_force at the end of the last two grip steps
         self._spent = 0  # Newton iterations of every step attempt so far (what newton_budget bounds)
         self._grip: GripReference | None = None  # the grip at the close (grip_motion measures from it)
 
@@ -824,7 +825,11 @@ class GraspProcedure:
         as SimParams.grip says. "position": they stay at self.closed. "force": they move, at most
         closing_speed x dt per step, so that the pads' mean normal force on the object ends the
         step within half FORCE_TOLERANCE of grip_force (the force the close rule fired at; the
-        other half for the two pads' difference): the step is
+        other half for the two pads' difference). The first try moves the jaws as the last step
+        did, corrected by the force errors e1, e0 the last two steps ended with: -(2 e1 - e0) / k
+        (k: the grip's slope of force over jaw position), what a force drifting at a steady rate
+        needs to end this step on target, where the last step's motion alone would carry its own
+        correction into this one. The step is
         retried from its start with other jaw positions, by secant on (position, force) inside a
         bracket (`_grip_position`), up to MAX_GRIP_TRIES times; then the try closest to
         grip_force is taken again and stands. An object no pad touches any more lets the jaws
@@ -836,7 +841,10 @@ class GraspProcedure:
         low, high = start - reach, min(start + reach, self._squeezing.travel)  # the jaws' reach this step
         saved, counters = backend.save(), self._counters()
         tries = []  # (jaw position, force error in N)
-        closed = float(np.clip(start + self._grip_drift, low, high))
+        slope = self._grip_slope if self._grip_slope > 0.0 else self._grip_stiffness
+        last, before = self._grip_errors
+        correction = -(2.0 * last - before) / slope if slope > 0.0 else 0.0
+        closed = float(np.clip(start + self._grip_drift + correction, low, high))
         for attempt in range(MAX_GRIP_TRIES):
             report = self._step(closed)
             error = float(np.mean(report.pad_forces)) - self.grip_force
@@ -858,6 +866,7 @@ class GraspProcedure:
             self._restore_counters(counters)
             closed = self._grip_position(tries, low, high)
         self.closed, self._grip_drift = closed, closed - start
+        self._grip_errors = (float(np.mean(report.pad_forces)) - self.grip_force, self._grip_errors[0])
         return report
 
     def _grip_position(self, tries: list, low: float, high: float) -> float:
