@@ -342,7 +342,7 @@ class PenetrationProbe:
 
 def _closed(faces) -> bool:
     """Whether the triangles faces (F, 3) form a closed, consistently oriented surface: every
-    directed edge occurs once and its reverse once (none: not closed)."""
+    directed edge occurs once and its reverse once (no faces: not closed)."""
     if not len(faces):
         return False
     edges = np.concatenate([faces[:, [0, 1]], faces[:, [1, 2]], faces[:, [2, 0]]])
