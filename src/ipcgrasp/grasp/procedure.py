@@ -550,8 +550,10 @@ class GraspProcedure:
         while both pads touch it, a secant step on the close level towards TARGET_LEVEL (a
         force-limited gripper slowing down at contact), never longer than the closing speed
         allows or STEP_GROWTH times the last step, and never shorter than MIN_CONTACT_STEP
-        approach distances; when the level did not rise over the last step (the object gave
-        way), STEP_GROWTH times the last step, up to the closing speed. A pad the object has
+        approach distances; when the level rose over neither of the last two steps (the object
+        gives way), STEP_GROWTH times the last step, up to the closing speed, and after a single
+        step without a rise (a model whose force rises unevenly, as MuJoCo's with its lagging
+        jaws) FIRST_CONTACT_STEP approach distances. A pad the object has
         moved away from is free again: the secant of the last steps both pads pressed would
         otherwise keep the jaws creeping at the shortest step while one pad nudges the object
         along with almost no force."""
@@ -566,8 +568,10 @@ class GraspProcedure:
                     return first
                 if c1 > c0:  # never more than STEP_GROWTH x the last step: the force rises steeply
                     growth = min(nominal, STEP_GROWTH * (c1 - c0))
-                    if l1 <= l0:  # the object gave way over the last step: no rise to land on
-                        return growth
+                    if l1 <= l0:  # no rise over the last step: one dip says nothing, two say the object gives way
+                        if len(history) >= 3 and l0 <= self._close_level(self.params, *history[-3][1:]):
+                            return growth
+                        return first
                     return float(np.clip((TARGET_LEVEL - l1) * (c1 - c0) / (l1 - l0), MIN_CONTACT_STEP * near,
                                          growth))
             return first
