@@ -299,19 +299,24 @@ def test_a_pad_the_object_moved_away_from_closes_at_the_closing_speed():
     assert r.close_time - r.squeeze_time < 2.0 * ObjectMovesAway.BACK / params.closing_speed
 
 
-def test_a_squeeze_the_object_gives_way_to_crosses_at_growing_steps():
+@pytest.mark.parametrize("jitter", [0.0, 0.02])
+def test_a_squeeze_the_object_gives_way_to_crosses_at_growing_steps(jitter):
     """Both pads meet the object 2 mm into the squeeze with 0.35 N that does not rise while the
     object gives way (it slides or turns between them) until 5 mm, where both forces rise 10 N
-    per 0.1 mm. With no rise to aim the close rule's secant at, each step is STEP_GROWTH times
-    the last, up to the closing speed: the jaws cross the 3 mm in about 3 mm / (closing speed x
-    dt) steps, where steps of the first contact length (0.25 approach distances) took 120 and,
-    with an object as soft, ran into the squeeze's duration bound."""
+    per 0.1 mm; with `jitter` the force rises and falls by that much (N) at alternate steps, as
+    an object pushed along between the pads. With no lasting rise to aim the close rule's secant
+    at, each step is STEP_GROWTH times the last, up to the closing speed: the jaws cross the 3 mm
+    in about 3 mm / (closing speed x dt) steps, where steps of the first contact length (0.25
+    approach distances) took 120 without jitter and, with an object as soft, ran into the
+    squeeze's duration bound; with jitter, growth after two steps without a rise alone never
+    came, and the steps stayed at one or two first contact lengths."""
     given_way = []
 
     def forces(closed):
         if 0.002 <= closed < 0.005:
             given_way.append(closed)
-        return (0.0, 0.0) if closed < 0.002 else (0.35 + max(closed - 0.005, 0.0) * 1e5,) * 2
+        wobble = jitter * (len(given_way) % 2)
+        return (0.0, 0.0) if closed < 0.002 else (0.35 + wobble + max(closed - 0.005, 0.0) * 1e5,) * 2
 
     params = SimParams(close_rule="force", closing_speed=0.01, **FAST)
     backend = ScriptedSqueeze(forces)

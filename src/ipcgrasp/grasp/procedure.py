@@ -88,6 +88,10 @@ MAX_GRIP_TRIES = 6  # jaw positions tried per step for the force grip to land wi
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
 MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
 STEP_GROWTH = 2.0  # a secant step is at most this x the last one (a secant from near-zero forces overshoots)
+GIVE_WAY_LEVEL = 0.05
+"""Below this close level (a twentieth of the close rule's threshold) a squeeze step without a
+rise means the pads push the object along rather than a force lagging its jaws: the next step
+grows as after two steps without a rise."""
 FRICTION_FIELDS = ("mu",)
 """The SimParams fields first read when a pad touches the object: trials that differ in nothing
 else (and the close rule) share their initialisation and settling (`GraspProcedure.run_variants`)."""
@@ -550,10 +554,11 @@ class GraspProcedure:
         while both pads touch it, a secant step on the close level towards TARGET_LEVEL (a
         force-limited gripper slowing down at contact), never longer than the closing speed
         allows or STEP_GROWTH times the last step, and never shorter than MIN_CONTACT_STEP
-        approach distances; when the level rose over neither of the last two steps (the object
-        gives way), STEP_GROWTH times the last step, up to the closing speed, and after a single
-        step without a rise (a model whose force rises unevenly, as MuJoCo's with its lagging
-        jaws) FIRST_CONTACT_STEP approach distances. A pad the object has
+        approach distances; when the level rose over neither of the last two steps, or not over
+        the last one while below GIVE_WAY_LEVEL (the object gives way), STEP_GROWTH times the
+        last step, up to the closing speed, and after a single step without a rise above it (a
+        model whose force rises unevenly, as MuJoCo's with its lagging jaws) FIRST_CONTACT_STEP
+        approach distances. A pad the object has
         moved away from is free again: the secant of the last steps both pads pressed would
         otherwise keep the jaws creeping at the shortest step while one pad nudges the object
         along with almost no force."""
@@ -568,8 +573,9 @@ class GraspProcedure:
                     return first
                 if c1 > c0:  # never more than STEP_GROWTH x the last step: the force rises steeply
                     growth = min(nominal, STEP_GROWTH * (c1 - c0))
-                    if l1 <= l0:  # no rise over the last step: one dip says nothing, two say the object gives way
-                        if len(history) >= 3 and l0 <= self._close_level(self.params, *history[-3][1:]):
+                    if l1 <= l0:  # no rise over the last step: the object gives way, unless the force lags
+                        if l1 < GIVE_WAY_LEVEL or (
+                                len(history) >= 3 and l0 <= self._close_level(self.params, *history[-3][1:])):
                             return growth
                         return first
                     return float(np.clip((TARGET_LEVEL - l1) * (c1 - c0) / (l1 - l0), MIN_CONTACT_STEP * near,
