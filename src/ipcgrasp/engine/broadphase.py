@@ -3,8 +3,9 @@
 Every surface primitive (vertex, edge, triangle) gets the axis-aligned box of its vertices at
 t0 and t1 (a linear trajectory stays inside it), grown by half the inflation radius r on every
 side, so two primitives whose distance (m) is <= r at any time of the step have overlapping
-boxes. Overlapping boxes are found with a uniform grid (spatial hashing), then filtered on
-the body pair and on shared vertices.
+boxes. Only boxes that overlap the box around all primitives of a body theirs may collide with
+enter a uniform grid (spatial hashing): on a large object most of the surface is far from the
+pads. Overlapping boxes found there are filtered on the body pair and on shared vertices.
 
 Vertex-face and edge-edge pairs are all a 3-D IPC contact set needs (point-edge and
 point-point contacts are degenerate cases of these two distances); vertices are tested
@@ -94,9 +95,38 @@ def _table_size(n):
 
 
 @njit
-def _grid_entries(lo, hi, elems, body, n_bodies, origin, cell_size, dims, n_buckets):
-    """One entry per (grid cell, box) the box touches, grouped by hash bucket (cell key mod
-    n_buckets) and, within a bucket, by body, with a counting sort.
+def _body_boxes(boxes, elements, vertex_body, n_bodies):
+    """Per body, the box (lo, hi), each (n_bodies, 3) in m, around all its primitives' boxes
+    (`boxes`: a tuple of (lo, hi) over the primitives of `elements`, alike)."""
+    lo = np.full((n_bodies, 3), np.inf)
+    hi = np.full((n_bodies, 3), -np.inf)
+    for (box_lo, box_hi), elems in zip(boxes, elements):
+        for i in range(box_lo.shape[0]):
+            b = vertex_body[elems[i, 0]]
+            for a in range(3):
+                lo[b, a] = min(lo[b, a], box_lo[i, a])
+                hi[b, a] = max(hi[b, a], box_hi[i, a])
+    return lo, hi
+
+
+@njit
+def _reaching(lo, hi, elems, vertex_body, body_lo, body_hi, can_collide):
+    """Which boxes (bool per box) overlap the box of a body theirs may collide with: no other
+    box can overlap one that does not, so only these enter the grid."""
+    reaching = np.zeros(lo.shape[0], dtype=np.bool_)
+    for i in range(lo.shape[0]):
+        b = vertex_body[elems[i, 0]]
+        for c in range(body_lo.shape[0]):
+            if can_collide[b, c] and _overlap(i, c, lo, hi, body_lo, body_hi):
+                reaching[i] = True
+                break
+    return reaching
+
+
+@njit
+def _grid_entries(lo, hi, elems, reaching, body, n_bodies, origin, cell_size, dims, n_buckets):
+    """One entry per (grid cell, box) a `reaching` box touches, grouped by hash bucket (cell
+    key mod n_buckets) and, within a bucket, by body, with a counting sort.
 
     Returns per entry: bucket, cell key, box index, body, and the end (exclusive) of its run
     of entries with the same bucket and body.
@@ -106,6 +136,10 @@ def _grid_entries(lo, hi, elems, body, n_bodies, origin, cell_size, dims, n_buck
     last = np.empty((n, 3), dtype=np.int64)
     total = 0
     for i in range(n):
+        if not reaching[i]:
+            first[i] = 0
+            last[i] = -1
+            continue
         cells = 1
         for a in range(3):
             first[i, a] = _cell(lo[i, a], origin[a], cell_size, dims[a])
@@ -117,6 +151,8 @@ def _grid_entries(lo, hi, elems, body, n_bodies, origin, cell_size, dims, n_buck
     box = np.empty(total, dtype=np.int64)
     k = 0
     for i in range(n):
+        if not reaching[i]:
+            continue
         b = body[elems[i, 0]]
         for cz in range(first[i, 2], last[i, 2] + 1):
             for cy in range(first[i, 1], last[i, 1] + 1):
@@ -244,12 +280,17 @@ def _candidates(x0, x1, surface_vertices, edges, faces, vertex_body, half_radius
 
     n_bodies = can_collide.shape[0]
     n_buckets = _table_size(2 * n_boxes)
+    body_lo, body_hi = _body_boxes(((lo_v, hi_v), (lo_f, hi_f), (lo_e, hi_e)), (vertex_elems, faces, edges),
+                                   vertex_body, n_bodies)
     grid_v = _grid_entries(
-        lo_v, hi_v, vertex_elems, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
+        lo_v, hi_v, vertex_elems, _reaching(lo_v, hi_v, vertex_elems, vertex_body, body_lo, body_hi, can_collide),
+        vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
     grid_f = _grid_entries(
-        lo_f, hi_f, faces, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
+        lo_f, hi_f, faces, _reaching(lo_f, hi_f, faces, vertex_body, body_lo, body_hi, can_collide),
+        vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
     grid_e = _grid_entries(
-        lo_e, hi_e, edges, vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
+        lo_e, hi_e, edges, _reaching(lo_e, hi_e, edges, vertex_body, body_lo, body_hi, can_collide),
+        vertex_body, n_bodies, origin, cell_size, dims, n_buckets)
     vf = _grid_pairs(lo_v, hi_v, vertex_elems, grid_v, lo_f, hi_f, faces, grid_f, np.False_,
                      origin, cell_size, dims, can_collide)
     for c in range(vf.shape[0]):
