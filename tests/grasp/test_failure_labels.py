@@ -62,13 +62,16 @@ def test_no_clearance_a_box_wider_than_the_jaws_open():
 
 
 def test_pushed_out_a_turned_block_hit_on_its_edge_turns_away():
-    """A block turned 35 degrees about z: the first pad meets a vertical edge off the block's
-    centre and turns it further, past a 0.2 rad push-out limit, before the second pad arrives."""
+    """A block turned 30 degrees about z: the first pad meets a vertical edge 8 mm off the block's
+    centre and turns it further, past a 0.2 rad push-out limit, before the second pad arrives (so
+    it does at the convergence reference, dt / 4, newton_tolerance / 10, dhat / 2; hit 6 mm off a
+    block turned 35 degrees, the block is held there, and turned past the limit only by coarser
+    closing steps)."""
     turned = np.eye(4)
-    c, s = np.cos(np.radians(35)), np.sin(np.radians(35))
+    c, s = np.cos(np.radians(30)), np.sin(np.radians(30))
     turned[:2, :2] = [[c, -s], [s, c]]
     params = SimParams(pushed_out_rotation=0.2, **FAST)
-    r = simulate_grasp(block(0.01), turned, top_down_grasp(sideways=0.006, along=0.006), params, seed=0)
+    r = simulate_grasp(block(0.01), turned, top_down_grasp(sideways=0.008, along=0.008), params, seed=0)
     labelled(r, "pushed_out")
     assert r.object_rotation > 0.2 and "turned" in r.reason
 
@@ -297,6 +300,48 @@ def test_a_pad_the_object_moved_away_from_closes_at_the_closing_speed():
     assert r.close_forces[0] == pytest.approx(params.close_force, rel=FORCE_TOLERANCE)
     # the 3 mm the pad was free take about 3 mm / closing speed, plus the contact steps on either side
     assert r.close_time - r.squeeze_time < 2.0 * ObjectMovesAway.BACK / params.closing_speed
+
+
+class CarriedObject(ScriptedSqueeze):
+    """Pad 0 meets the object 2 mm into the squeeze and from there carries it along towards pad 1
+    (0.05 N), 0.62 mm away then: that gap closes twice as fast as each jaw travels, and pad 1
+    meets the object at 2.31 mm, after which both forces rise 10 N per 0.1 mm."""
+
+    TOUCH, GAP = 0.002, 0.00062
+    MEET = TOUCH + 0.5 * GAP
+
+    def __init__(self):
+        self.pad_1_touched_at = None
+
+        def forces(closed):
+            if closed < self.TOUCH:
+                return 0.0, 0.0
+            pressed = max(closed - self.MEET, 0.0) * 1e5
+            if pressed > 0.0 and self.pad_1_touched_at is None:
+                self.pad_1_touched_at = closed
+            return 0.05 + pressed, pressed
+        super().__init__(forces)
+
+    def pad_object_distance(self, pad, cutoff):
+        if pad == 0:
+            gap = max(self.TOUCH - self.closed, 0.0)
+        elif self.closed < self.TOUCH:
+            gap = self.TOUCH + self.GAP - self.closed
+        else:
+            gap = max(self.GAP - 2.0 * (self.closed - self.TOUCH), 0.0)
+        return gap if gap <= cutoff else math.inf
+
+
+def test_a_free_pad_lands_short_of_an_object_the_other_pad_carries_towards_it():
+    """While pad 0 carries the object towards pad 1, both jaws close the gap between pad 1 and the
+    object: the step that lands pad 1 aims at half that gap, and pad 1 first touches the object
+    at most a first contact step past where they meet (sent the whole gap, the jaws would pass
+    it by up to the gap)."""
+    params = SimParams(close_rule="force", closing_speed=0.01, **FAST)
+    backend = CarriedObject()
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, backend=lambda *args: backend)
+    assert math.isfinite(r.close_time), (r.failure_mode, r.reason)
+    assert backend.pad_1_touched_at - CarriedObject.MEET <= procedure.FIRST_CONTACT_STEP * backend.approach_distance
 
 
 @pytest.mark.parametrize("jitter", [0.0, 0.02])

@@ -69,12 +69,15 @@ def cube():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("E, grasp, trial, mu, diverges", [(1e8, 0, 0, (0.4,), False), (1e9, 3, 0, (0.4,), True),
-                                                         (1e8, 5, 1, (0.3, 0.6), False)])
-def test_variants_run_together_give_each_variants_trial_to_the_bit(cube, monkeypatch, E, grasp, trial, mu, diverges):
+@pytest.mark.parametrize("E, grasp, trial, mu, psi_th, diverges", [
+    (1e8, 0, 0, (0.4,), (0.5, 1.0), False),
+    (1e9, 3, 0, (0.4,), (1e-6, 1.0), True),  # 1e-6 Psi_th: the step that lands both pads passes it
+    (1e8, 5, 1, (0.3, 0.6), (0.5, 1.0), False)])
+def test_variants_run_together_give_each_variants_trial_to_the_bit(cube, monkeypatch, E, grasp, trial, mu, psi_th,
+                                                                   diverges):
     obj, grasps = cube
     base = SimParams(E=E, **SHORT)
-    variants = [replace(base, mu=m, close_rule="psi", psi_th=f * PSI_TH) for m in mu for f in (0.5, 1.0)]
+    variants = [replace(base, mu=m, close_rule="psi", psi_th=f * PSI_TH) for m in mu for f in psi_th]
     variants += [replace(base, mu=m) for m in mu]
     seed = trial_seed(0, grasp, trial)
     divergences = count_divergences(monkeypatch)

@@ -550,7 +550,8 @@ class GraspProcedure:
     def _closing_increment(self, before, history) -> float:
         """How far each jaw is sent this step (m): the closing speed, shortened to land a free pad
         (one not on the object at the end of the last step, `before`; None: no step yet) just
-        short of the object;
+        short of the object, whose gap closes twice as fast while the other pad touches it and
+        carries it along;
         while both pads touch it, a secant step on the close level towards TARGET_LEVEL (a
         force-limited gripper slowing down at contact), never longer than the closing speed
         allows or STEP_GROWTH times the last step, and never shorter than MIN_CONTACT_STEP
@@ -583,7 +584,8 @@ class GraspProcedure:
             return first
         if nominal <= FIRST_CONTACT_STEP * near:  # steps already short of the contact scale
             return nominal
-        gap = min(self.backend.pad_object_distance(i, nominal) for i in range(2) if not touched[i])
+        closing = 2.0 if any(touched) else 1.0  # jaws closing on the free pad's gap: both, or the free one's
+        gap = min(self.backend.pad_object_distance(i, closing * nominal) for i in range(2) if not touched[i]) / closing
         return nominal if gap > nominal else max(gap - 0.5 * near, FIRST_CONTACT_STEP * near)
 
     def _lift(self) -> None:
