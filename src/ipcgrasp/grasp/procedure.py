@@ -88,6 +88,9 @@ MAX_GRIP_TRIES = 6  # jaw positions tried per step for the force grip to land wi
 FIRST_CONTACT_STEP = 0.25  # x the backend's approach distance: the closing step once both pads touch
 MIN_CONTACT_STEP = 0.01  # x the approach distance: the smallest secant step
 STEP_GROWTH = 2.0  # a secant step is at most this x the last one (a secant from near-zero forces overshoots)
+CARRIED_CLOSING = 2.0
+"""How much faster than one jaw a free pad's gap to the object closes while the other pad touches
+the object and carries it along: both jaws close on it."""
 GIVE_WAY_LEVEL = 0.05
 """Below this close level (a twentieth of the close rule's threshold) a squeeze step without a
 rise means the pads push the object along rather than a force lagging its jaws: the next step
@@ -540,18 +543,18 @@ class GraspProcedure:
         return mode, f"{where} without the close rule firing"
 
     def _second_pad_near(self, touched) -> bool:
-        """One pad is on the object and the other within two closing steps of it (the object
-        pushed towards it closes the gap at up to twice the closing speed)."""
+        """One pad is on the object and the other within CARRIED_CLOSING closing steps of it (the
+        object pushed towards it closes the gap that much faster than one jaw)."""
         if not any(touched):
             return False
-        reach = 2.0 * self.closing_speed * self.backend.dt
+        reach = CARRIED_CLOSING * self.closing_speed * self.backend.dt
         return min(self.backend.pad_object_distance(i, reach) for i in range(2) if not touched[i]) <= reach
 
     def _closing_increment(self, before, history) -> float:
         """How far each jaw is sent this step (m): the closing speed, shortened to land a free pad
         (one not on the object at the end of the last step, `before`; None: no step yet) just
-        short of the object, whose gap closes twice as fast while the other pad touches it and
-        carries it along;
+        short of the object, whose gap closes CARRIED_CLOSING times as fast while the other pad
+        touches it and carries it along;
         while both pads touch it, a secant step on the close level towards TARGET_LEVEL (a
         force-limited gripper slowing down at contact), never longer than the closing speed
         allows or STEP_GROWTH times the last step, and never shorter than MIN_CONTACT_STEP
@@ -568,23 +571,21 @@ class GraspProcedure:
         touched = [False, False] if before is None else [f > 0.0 for f in before[0]]
         if all(touched):
             first = min(FIRST_CONTACT_STEP * near, nominal)
-            if len(history) >= 2:
-                (c0, l0), (c1, l1) = ((c, self._close_level(self.params, f, e)) for c, f, e in history[-2:])
-                if l1 >= TARGET_LEVEL:  # past the target but the rule has not fired (B of psi): go on
-                    return first
-                if c1 > c0:  # never more than STEP_GROWTH x the last step: the force rises steeply
-                    growth = min(nominal, STEP_GROWTH * (c1 - c0))
-                    if l1 <= l0:  # no rise over the last step: the object gives way, unless the force lags
-                        if l1 < GIVE_WAY_LEVEL or (
-                                len(history) >= 3 and l0 <= self._close_level(self.params, *history[-3][1:])):
-                            return growth
-                        return first
-                    return float(np.clip((TARGET_LEVEL - l1) * (c1 - c0) / (l1 - l0), MIN_CONTACT_STEP * near,
-                                         growth))
-            return first
+            if len(history) < 2:
+                return first
+            (c0, l0), (c1, l1) = ((c, self._close_level(self.params, f, e)) for c, f, e in history[-2:])
+            if l1 >= TARGET_LEVEL or c1 <= c0:  # past the target without the rule firing (B of psi), or no advance
+                return first
+            growth = min(nominal, STEP_GROWTH * (c1 - c0))  # the force rises steeply: a bounded step
+            if l1 > l0:
+                return float(np.clip((TARGET_LEVEL - l1) * (c1 - c0) / (l1 - l0), MIN_CONTACT_STEP * near, growth))
+            # no rise over the last step: the object gives way, unless the force lags the jaws
+            gives_way = l1 < GIVE_WAY_LEVEL or (
+                len(history) >= 3 and l0 <= self._close_level(self.params, *history[-3][1:]))
+            return growth if gives_way else first
         if nominal <= FIRST_CONTACT_STEP * near:  # steps already short of the contact scale
             return nominal
-        closing = 2.0 if any(touched) else 1.0  # jaws closing on the free pad's gap: both, or the free one's
+        closing = CARRIED_CLOSING if any(touched) else 1.0
         gap = min(self.backend.pad_object_distance(i, closing * nominal) for i in range(2) if not touched[i]) / closing
         return nominal if gap > nominal else max(gap - 0.5 * near, FIRST_CONTACT_STEP * near)
 
