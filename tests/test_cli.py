@@ -147,3 +147,16 @@ def test_the_public_names_resolve_on_first_use():
     assert set(ipcgrasp.__all__) <= set(dir(ipcgrasp)) and isinstance(ipcgrasp.__version__, str)
     with pytest.raises(AttributeError, match="no attribute 'simulate'"):
         ipcgrasp.simulate  # noqa: B018
+
+
+def test_only_the_process_own_command_freezes_the_garbage_collector_after_it(monkeypatch, capsys):
+    import gc
+    import sys
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    assert main(["grippers"]) == 0
+    assert frozen == []  # a caller that goes on (the tests) keeps its collector as it was
+    monkeypatch.setattr(sys, "argv", ["ipcgrasp", "grippers"])
+    assert main() == 0
+    assert frozen == [True]
