@@ -4,7 +4,7 @@ import importlib
 import os
 import sys
 
-from ipcgrasp.bytecode import write_bytecode
+from ipcgrasp.bytecode import write_bytecode, write_package_bytecode
 
 
 def _import_fresh(tmp_path, name, monkeypatch):
@@ -47,3 +47,17 @@ def test_write_bytecode_skips_modules_without_python_source(monkeypatch):
     import math  # built in or an extension module: no .py source
 
     assert write_bytecode([math, sys]) == 0
+
+
+def test_write_package_bytecode_writes_every_module_of_a_package_not_imported(tmp_path, monkeypatch):
+    package = tmp_path / "bc_package"
+    (package / "sub").mkdir(parents=True)
+    for path in (package / "__init__.py", package / "shown.py", package / "sub" / "__init__.py",
+                 package / "sub" / "deep.py"):
+        path.write_text("VALUE = 1\n")
+    (package / "notes.txt").write_text("not a module\n")
+    _import_fresh(tmp_path, "bc_package", monkeypatch)
+    assert "bc_package.shown" not in sys.modules
+    assert write_package_bytecode(["bc_package"]) == 4
+    assert os.path.exists(importlib.util.cache_from_source(str(package / "sub" / "deep.py")))
+    assert write_package_bytecode(["bc_package"]) == 0  # current: left alone
