@@ -142,6 +142,38 @@ def test_the_force_grip_follows_an_object_sliding_out_at_the_closing_speed_in_tw
     assert procedure._grip_drift == pytest.approx(reach)
 
 
+class StuckJaws(ScriptedBackend):
+    """ScriptedBackend whose jaws cannot be lifted (`stuck`): each lift step leaves them as far
+    short of where they were sent as they were sent, and the object stays on the ground."""
+
+    def __init__(self, stuck):
+        super().__init__(fail_at=0, dropped=False)
+        self.stuck = stuck
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        report = super().step(closed, lifted, give_up, coarse_rounds)
+        return StepReport(report.time, report.pad_forces, jaw_lag=lifted if self.stuck else 0.0)
+
+    def object_vertices(self):
+        return np.array([[0.0, 0.0, 0.001]])
+
+
+@pytest.mark.parametrize("stuck", [True, False])
+def test_a_slip_names_jaws_the_model_left_short_of_where_they_were_sent(stuck):
+    """The grip's slide is measured from where the jaws were sent. Jaws the model did not lift
+    leave the object where it was, a slide as long as the lift, and the reason says how far
+    short they ended; jaws that got there leave no such words."""
+    backend = StuckJaws(stuck)
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), SimParams(close_rule="force", **FAST),
+                               lambda *args: backend)
+    result = procedure.run()
+    assert result.failure_mode == "slip" and result.slip_kind == "slid", result.reason
+    assert result.grip_slide == pytest.approx(procedure.lifted, rel=1e-6)
+    assert ("short of where they were sent" in result.reason) == stuck, result.reason
+    if stuck:
+        assert f"ended {procedure.lifted * 1e3:.1f} mm short" in result.reason
+
+
 class Relaxing(ScriptedBackend):
     """ScriptedBackend (both pads meet the object 2 mm into the squeeze, 10 N more per 0.1 mm)
     whose pads' force, once the lift starts, falls by `relax` N every step at fixed jaws (the

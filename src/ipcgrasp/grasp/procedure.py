@@ -269,6 +269,7 @@ class GraspProcedure:
         self._grip_slope = 0.0  # N/m the force grip's last secant slope of force over jaw position (0: none yet)
         self._grip_errors = (0.0, 0.0)  # N the pads' mean force less grip_force at the end of the last two grip steps
         self._spent = 0  # Newton iterations of every step attempt so far (what newton_budget bounds)
+        self._jaw_lag = 0.0  # m, how far a jaw ended the last step from where it was sent (StepReport.jaw_lag)
         self._grip: GripReference | None = None  # the grip at the close (grip_motion measures from it)
 
     def run(self) -> GraspResult:
@@ -674,7 +675,21 @@ class GraspProcedure:
         "rolled"; a rotation's arc is its angle times that distance). A pivot is set against the
         weight's torque about the axis and the pads' torsional friction capacity; a slide or a
         roll against the weight and the pads' friction 2 mu F and the lean of the contact normals
-        from the grasp axis against the friction cone (a wedge the squeeze pushes out)."""
+        from the grasp axis against the friction cone (a wedge the squeeze pushes out). Jaws that
+        ended the last step more than contact_tol short of where they were sent are named: the
+        grip's motion is measured from where they were sent, so their lag counts as the object's
+        motion."""
+        return self._slip_motion() + self._lag_note()
+
+    def _lag_note(self) -> str:
+        """The jaws' lag at the end of the last step in words, when beyond contact_tol; else empty."""
+        if not self._jaw_lag > self.params.contact_tol:
+            return ""
+        return (f"; the jaws ended {self._jaw_lag * 1e3:.1f} mm short of where they were sent (the model did not "
+                "drive them there), and the motion above is measured from where they were sent")
+
+    def _slip_motion(self) -> str:
+        """`_slip_account` without the jaws' lag."""
         self._track_grip()
         r, mu = self.result, self.params.mu
         arcs = {"slid": r.grip_slide, "pivoted": r.grip_pivot * self._grip_reach,
@@ -782,6 +797,7 @@ class GraspProcedure:
             self._check_budget()
             return None
         r.steps += 1
+        self._jaw_lag = report.jaw_lag
         r.newton_iterations += report.newton_iterations
         r.newton_fallback_steps += not report.newton_converged
         r.min_distance = min(r.min_distance, report.min_distance)
