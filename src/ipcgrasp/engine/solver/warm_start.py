@@ -55,10 +55,49 @@ class WarmStart:
         at_rest = self.driven.gap(state, targets_def, targets_kin) <= DRIVER_AT_REST * self.bbox_diagonal
         if not self.potential.contact_model.continuous or at_rest:
             return None
-        before = state.copy()
-        z = z_t.copy()
+        carried_on = z_t.copy()
         for off in self.model.dofs.affine_offset:
-            z[off:off + 12] += self.settings.dt * v_t[off:off + 12]
+            carried_on[off:off + 12] += self.settings.dt * v_t[off:off + 12]
+        guesses = [carried_on]
+        pressed = self._pressed_translations(state, targets_def, targets_kin, friction)
+        if pressed:
+            with_drivers = z_t.copy()
+            for off, translation in pressed.items():
+                with_drivers[off:off + 3] += translation
+            guesses.append(with_drivers)
+        for z in guesses:
+            found = self._admitted(state, z, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction)
+            if found is not None:
+                return found
+        return None
+
+    def _pressed_translations(self, state, targets_def, targets_kin, friction) -> dict:
+        """Per affine body that presses driven bodies at the step's start (its lagged friction
+        contacts with them; `friction`), its DOF offset -> the mean of those drivers' translations
+        this step (m, (3,); each driver's mean prescribed displacement, weighted by the contacts'
+        normal forces): a body the jaws hold moves with them."""
+        model, shift = self.model, {}
+        for i, target in targets_def.items():
+            body = model.deformables[i]
+            shift[model.index[body.name]] = (target - state.deformable_x[i][body.prescribed]).mean(axis=0)
+        for i, target in targets_kin.items():
+            shift[model.index[model.kinematics[i].name]] = (target - state.kinematic_x[i]).mean(axis=0)
+        affine = {model.index[body.name]: off for body, off in zip(model.affines, model.dofs.affine_offset)}
+        total, weight = {}, {}
+        for (a, b), force in zip(friction.bodies, friction.normal_force):
+            for body, driver in ((a, b), (b, a)):
+                if body in affine and driver in shift:
+                    total[body] = total.get(body, 0.0) + force * shift[driver]
+                    weight[body] = weight.get(body, 0.0) + force
+        return {affine[b]: total[b] / weight[b] for b in total if weight[b] > 0.0}
+
+    def _admitted(self, state, z, targets_def, targets_kin, z_t, v_t, x_t, coll_t, friction):
+        """The guess z (affine bodies placed, deformables where they were) with the drivers at
+        their targets and each driven deformable body's free vertices translated with it, when
+        its straight motion is admissible (`__call__`): its contact positions and active
+        contacts; else None with the state left as it was."""
+        before = state.copy()
+        z = z.copy()
         X0 = self.model.dofs.scene_positions(state, z_t)  # a copy: the state's arrays change below
         for i, target in targets_def.items():
             prescribed = self.model.deformables[i].prescribed
