@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipcgrasp.engine.solver.settings import DRIVER_AT_REST, KINEMATIC_PROBE
+from ipcgrasp.engine.solver.settings import DRIVE_DISTANCE_FLOOR, DRIVER_AT_REST, KINEMATIC_PROBE
 
 
 class DriveRound:
@@ -96,12 +96,11 @@ class DriveRound:
     def move(self, state, targets_def, targets_kin, targets_affine, min_distance):
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies
         ((offset, q) targets) straight toward their targets by the largest fraction that CCD and
-        tet inversion allow, halved while the smallest contact distance would fall below half of
-        min(its value before, dhat) (CCD alone would let a driven surface stop a hair's breadth
-        from contact, where the barrier is all but singular); returns that fraction and the active
+        tet inversion allow, halved while the smallest contact distance would fall below
+        DRIVE_DISTANCE_FLOOR times min(its value before, dhat); returns that fraction and the active
         contacts where the bodies end up. min_distance: the smallest contact distance now (m)."""
         x0 = self._positions(state)
-        floor = 0.5 * min(min_distance, self.dhat)
+        floor = DRIVE_DISTANCE_FLOOR * min(min_distance, self.dhat)
         old_def = {i: state.deformable_x[i].copy() for i in targets_def}
         old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
         old_aff = [q.copy() for q in state.affine_q]
