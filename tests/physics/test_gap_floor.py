@@ -30,8 +30,9 @@ def test_newton_iterates_keep_a_light_box_squeezed_between_pads_above_the_gap_fl
     """A 0.1 g box squeezed by two pads (gravity off): with CCD alone an iterate put a contact at
     8.8e-6 dhat (each iteration may close 90 % of a gap); with the floor none comes closer than
     NEWTON_GAP_FLOOR dhat = 1e-5 dhat, and the squeeze still ends with the box balanced between
-    the pads at the force of its 50 um squeeze. That force depends by a few percent on the barrier
-    stiffness the steps adapted to (5.79-6.01 N for Newton tolerances 1e-5 to 1e-7 m/s; this
+    the pads at the force of its 50 um squeeze. That force depends by a few percent on the path
+    the contacts took (the barrier stiffness the steps adapted to, where the pads' faces stuck:
+    6.22 N for Newton tolerances 1e-5 to 1e-7 m/s, 6.47 N at a quarter of the scene's dhat; this
     scene has no force servo), so it is checked as a range: a floor that held the pads off would
     leave them far below it."""
     gaps = _recording_gaps(monkeypatch)
@@ -39,7 +40,7 @@ def test_newton_iterates_keep_a_light_box_squeezed_between_pads_above_the_gap_fl
     assert len(gaps) > 50
     assert min(gaps) >= NEWTON_GAP_FLOOR
     assert forces[0] == pytest.approx(forces[1], rel=1e-4)
-    assert 5.7 <= forces[0] <= 6.1
+    assert 5.7 <= forces[0] <= 6.6
 
 
 def test_the_floor_changes_nothing_where_iterates_stay_clear_of_it(monkeypatch):

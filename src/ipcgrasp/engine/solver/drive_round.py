@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ipcgrasp.engine.solver.settings import DRIVE_DISTANCE_FLOOR, DRIVER_AT_REST, KINEMATIC_PROBE
+from ipcgrasp.engine.solver.settings import DRIVE_DISTANCE_FLOOR, DRIVER_AT_REST, KINEMATIC_PROBE, NEWTON_GAP_FLOOR
+
+
+def distance_floor(min_distance: float, dhat: float) -> float:
+    """The smallest contact distance (m) a drive round or a warm start may leave, from the
+    smallest one before it, min_distance (m): DRIVE_DISTANCE_FLOOR times min(it, dhat), and never
+    below what a Newton iterate may come to from there (NEWTON_GAP_FLOOR)."""
+    return max(DRIVE_DISTANCE_FLOOR * min(min_distance, dhat), min(NEWTON_GAP_FLOOR * dhat, 0.5 * min_distance))
 
 
 class DriveRound:
@@ -97,10 +104,10 @@ class DriveRound:
         """Move deformable bodies (full position targets), kinematic bodies and affine bodies
         ((offset, q) targets) straight toward their targets by the largest fraction that CCD and
         tet inversion allow, halved while the smallest contact distance would fall below
-        DRIVE_DISTANCE_FLOOR times min(its value before, dhat); returns that fraction and the active
+        `distance_floor` of its value before; returns that fraction and the active
         contacts where the bodies end up. min_distance: the smallest contact distance now (m)."""
         x0 = self._positions(state)
-        floor = DRIVE_DISTANCE_FLOOR * min(min_distance, self.dhat)
+        floor = distance_floor(min_distance, self.dhat)
         old_def = {i: state.deformable_x[i].copy() for i in targets_def}
         old_kin = {i: state.kinematic_x[i].copy() for i in targets_kin}
         old_aff = [q.copy() for q in state.affine_q]

@@ -42,10 +42,11 @@ PAIR_CACHE_SLACK = 10.0
 # driver held still is re-placed at old + (target - old)); the warm start leaves such steps alone.
 DRIVER_AT_REST = 1e-12
 # A drive round or a warm start may bring a contact no closer than this fraction of min(its distance
-# before, dhat): CCD alone would let a driven surface stop a hair's breadth from contact, where the
-# barrier is all but singular. A pad squeezed hard sits a hundredth of dhat from the object; a floor
-# of half that distance cut the rounds of a lift to a few percent of the jaws' motion each, and the
-# jaws fell behind their targets step after step.
+# before, dhat), nor closer than a Newton iterate may (NEWTON_GAP_FLOOR): CCD alone would let a
+# driven surface stop a hair's breadth from contact, where the barrier is all but singular. A pad
+# squeezed hard sits a hundredth of dhat from the object; a floor of half that distance cut the
+# rounds of a lift to a few percent of the jaws' motion each, and the jaws fell behind their
+# targets step after step (`drive_round.distance_floor`).
 DRIVE_DISTANCE_FLOOR = 0.1
 # A drive round differentiates the contact gradient along a kinematic body's motion by moving it
 # this fraction of the smallest contact distance (min(it, dhat)) each way (DriveRound.contact_coupling).

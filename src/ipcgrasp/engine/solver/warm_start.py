@@ -9,7 +9,8 @@ from dataclasses import fields
 import numpy as np
 
 from ipcgrasp.engine import collisions as contact
-from ipcgrasp.engine.solver.settings import DRIVE_DISTANCE_FLOOR, DRIVER_AT_REST
+from ipcgrasp.engine.solver.drive_round import distance_floor
+from ipcgrasp.engine.solver.settings import DRIVER_AT_REST
 from ipcgrasp.engine.solver.state import State
 
 
@@ -41,8 +42,8 @@ class WarmStart:
         (force-weighted: D(guess) <= D(P h v_t) + sum mu lambda eps_v h; a guess that slid the
         pads past a cube at rest, at the start of a lift, could leave Newton in a sliding minimum
         where the continuation sticks), CCD finds no collision on it, no
-        tet inverts and no contact distance falls below DRIVE_DISTANCE_FLOOR times min(its value at
-        the start, dhat) (the drive's floor, `DriveRound.move`). Then no
+        tet inverts and no contact distance falls below the drive's floor
+        (`drive_round.distance_floor`) of its value at the start. Then no
         drive round is needed: returns the contact positions and active contacts there.
         Otherwise the state is left as it was and None returned; the step drives as before.
         Either way Newton minimises the same incremental potential from there.
@@ -119,7 +120,7 @@ class WarmStart:
             X0, self.model.dofs.scene_positions(state, z) - X0) == 1.0
         if admissible:
             coll = self.potential.collisions(x)
-            floor = DRIVE_DISTANCE_FLOOR * min(self.potential.min_distance_of(coll_t, x_t), self.dhat)
+            floor = distance_floor(self.potential.min_distance_of(coll_t, x_t), self.dhat)
             if self.potential.min_distance_of(coll, x) >= floor:
                 return x, coll
         restore_into(state, before)
