@@ -35,8 +35,10 @@ class WarmStart:
         deformable body's free vertices translated with it (by the mean displacement of its
         prescribed vertices), affine bodies carried on at their velocity, q_t + h qdot_t (a cube
         pushed or lifted by the jaws moves with them; gravity's h^2 g, millimetres, is left to
-        Newton), everything else where it is.
-        The guess is taken only if the straight motion to it from the start of the step is
+        Newton), everything else where it is; failing that, the same with each affine body that
+        presses driven bodies translated with them instead (`_pressed_translations`: a body the
+        jaws hold, at rest when they start to lift it).
+        A guess is taken only if the straight motion to it from the start of the step is
         admissible: it slides the step's friction contacts (lagged, `friction`) no more than the
         free bodies' own velocities would, h v_t, give or take the friction smoothing eps_v h
         (force-weighted: D(guess) <= D(P h v_t) + sum mu lambda eps_v h; a guess that slid the
