@@ -126,7 +126,7 @@ def test_a_bar_grasped_off_its_centre_pivots_iff_its_weight_torque_exceeds_the_t
     (16 mm wide, 22 mm long along the approach, their tips 8 mm below their centre) meet the 20 mm
     bar face on a 16 x 18 mm rectangle: under uniform pressure its mean distance from its centre
     is 6.5 mm, a disc of a = 9.8 mm; the simulation's pressure peaks towards the pad's edges, so
-    its a is about 11 mm (the threshold near 0.27 kg). At 0.5 m* the bar is held and turns less
+    its a is about 10.4 mm (the threshold near 0.26 kg). At 0.5 m* the bar is held and turns less
     than a degree; at 2 m* it pivots about the grasp axis, its far end down on the ground, and
     the slip's reason says so with both torques."""
     probe = _bar_trial(0.05)
