@@ -12,10 +12,20 @@ emitting machine code (exclusive CPU s, first process only; numba finalises ever
 compiles, also those only other kernels call, and the split shows what those cost).
 With --compile-jobs N [N ...] it measures instead what a fresh clone's `./run.sh` pays:
 `ipcgrasp compile --jobs N` on an empty cache, wall time and the CPU time of it and its helper
-processes, then the first cube trial in a new process (warm: nothing left to compile). Run:
+processes, then the first cube trial in a new process (warm: nothing left to compile).
+With --cli N it measures instead what a user's first trial pays once the cache is filled:
+`ipcgrasp simulate --object cube_3cm --grasp 0 --trials 1 --no-noise` end to end in a new
+process, N times for each --src in turn (alternating, so both see the same load), each checkout
+with its own cache beside its sources (run `ipcgrasp compile` in it first); it prints the wall and
+CPU time (s) and the wall time of each phase: the interpreter and the command line's import,
+imports and set-up (object, grasps, gripper), the trial's time in numba's compiler lock (loading
+kernels from the cache), the rest of the trial, the report, and the exit (after the command, to
+the end of the process). Run:
 .venv/bin/python benchmarks/bench_cold_start.py [--repeats 2] [--kernels 15] [--phases] [--src DIR]
 [--compile-jobs 1 2]
-(--src: the src/ directory of another checkout to measure instead of this one).
+.venv/bin/python benchmarks/bench_cold_start.py --cli 5 --src old/src src
+(--src: the src/ directory of another checkout to measure instead of this one; with --cli
+several).
 """
 
 import argparse
@@ -126,6 +136,94 @@ print(json.dumps({"cpu_import": cpu_import, "held": bool(result.success),
 """
 
 
+# The --cli child: the command line as `python -m ipcgrasp` runs it (its own exit included), with
+# the wall clock (time.time(), s) at the phase boundaries written as JSON to the file argv[1].
+CLI_CHILD = r"""
+import json, runpy, sys, time
+marks = {"main": None}
+out, sys.argv = sys.argv[1], ["ipcgrasp"] + sys.argv[2:]
+import ipcgrasp.cli as cli
+
+def _wrap(name, before, after, also=None):
+    original = getattr(cli, name)
+    def call(*args, **kwargs):
+        marks[before] = time.time()
+        if also:
+            also()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            marks[after] = time.time()
+            with open(out, "w") as f:
+                json.dump(marks, f)
+    setattr(cli, name, call)
+
+def _listen():  # numba is imported by now: time the trial's holds of numba's compiler lock
+    from numba.core import event
+    class _Lock(event.Listener):
+        depth, start = 0, 0.0
+        def on_start(self, ev):
+            self.depth += 1
+            if self.depth == 1:
+                self.start = time.time()
+        def on_end(self, ev):
+            self.depth -= 1
+            if self.depth == 0:
+                marks["lock"] = marks.get("lock", 0.0) + time.time() - self.start
+    event.register("numba:compiler_lock", _Lock())
+
+_wrap("_cmd_simulate", "main", "command")
+_wrap("_run_trials", "trials", "trials_end", _listen)
+_wrap("_report", "report", "report_end")
+runpy.run_module("ipcgrasp", run_name="__main__", alter_sys=True)
+"""
+CLI_COMMAND = ["simulate", "--object", "cube_3cm", "--grasp", "0", "--trials", "1", "--no-noise"]
+CLI_PHASES = ("interpreter, cli import", "imports, set-up", "trial: kernel loads (compiler lock)", "trial: the rest",
+              "report", "exit")
+
+
+def run_cli(src):
+    """One `ipcgrasp simulate` (CLI_COMMAND) in a new process on src's own numba cache; returns
+    (wall s, CPU s of the child, {phase: wall s})."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as marks_file:
+        env = dict(os.environ, PYTHONPATH=str(src))
+        env.pop("NUMBA_CACHE_DIR", None)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.time()
+        child = subprocess.run([sys.executable, "-c", CLI_CHILD, marks_file.name, *CLI_COMMAND], env=env,
+                               capture_output=True, text=True)
+        end = time.time()
+        if child.returncode != 0:
+            sys.exit(f"ipcgrasp simulate failed in the child process:\n{child.stderr}")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        m = json.loads(Path(marks_file.name).read_text())
+    lock = m.get("lock", 0.0)
+    phases = dict(zip(CLI_PHASES, (m["main"] - start, m["trials"] - m["main"], lock,
+                                   m["trials_end"] - m["trials"] - lock, m["report_end"] - m["trials_end"],
+                                   end - m["command"])))
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return end - start, cpu, phases
+
+
+def measure_cli(sources, runs):
+    """--cli: `runs` rounds, each running CLI_COMMAND once per source in turn; per source the
+    median wall and CPU time and the median of each phase."""
+    results = {src: [] for src in sources}
+    for i in range(runs):
+        for src in sources:
+            wall, cpu, phases = run_cli(src)
+            results[src].append((wall, cpu, phases))
+            print(f"run {i}: {src}: wall {wall:.2f} s, CPU {cpu:.2f} s; "
+                  + ", ".join(f"{name} {t:.2f}" for name, t in phases.items()), flush=True)
+    load = os.getloadavg()
+    print(f"load average at the end {load[0]:.2f} {load[1]:.2f}")
+    for src, rows in results.items():
+        print(f"median of {len(rows)}, {src}: wall {statistics.median(r[0] for r in rows):.2f} s, CPU "
+              f"{statistics.median(r[1] for r in rows):.2f} s")
+        for name in CLI_PHASES:
+            print(f"  {name:<40} {statistics.median(r[2][name] for r in rows):.3f} s")
+
+
 def run_child(src, cache_dir, kernels, phases=False):
     """One child process; returns (CPU s of the child, wall s, its JSON report)."""
     cpu, wall, out = _timed_child([sys.executable, "-c", CHILD, str(int(kernels)), str(int(phases))], src, cache_dir,
@@ -178,14 +276,23 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=2, help="cold + warm pairs to run")
     parser.add_argument("--kernels", type=int, default=0, help="list the N costliest kernels to compile")
-    parser.add_argument("--src", default=str(REPO / "src"), help="src/ directory of the checkout to measure")
+    parser.add_argument("--src", nargs="+", default=[str(REPO / "src")],
+                        help="src/ directory of the checkout to measure (with --cli: several, measured in turn)")
     parser.add_argument("--phases", action="store_true",
                         help="split the cold start's compilation into numba's and LLVM's phases")
     parser.add_argument("--compile-jobs", type=int, nargs="+", metavar="N",
                         help="measure `ipcgrasp compile --jobs N` on an empty cache instead, for each N")
+    parser.add_argument("--cli", type=int, metavar="N",
+                        help="measure `ipcgrasp simulate` end to end on the filled cache instead, N runs per --src")
     args = parser.parse_args()
     load = os.getloadavg()
-    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; src {args.src}")
+    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}; src {' '.join(args.src)}")
+    if args.cli:
+        measure_cli(args.src, args.cli)
+        return
+    if len(args.src) > 1:
+        parser.error("several --src only with --cli")
+    args.src = args.src[0]
     if args.compile_jobs:
         measure_compile(args.src, args.compile_jobs, args.repeats)
         return
