@@ -160,3 +160,26 @@ def test_only_the_process_own_command_freezes_the_garbage_collector_after_it(mon
     monkeypatch.setattr(sys, "argv", ["ipcgrasp", "grippers"])
     assert main() == 0
     assert frozen == [True]
+
+
+def test_simulate_start_up_pauses_the_collector_and_freezes_only_in_its_own_process(monkeypatch):
+    import argparse
+    import gc
+
+    from ipcgrasp.cli import _start_up
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
+    for owns_process, expected in ((False, []), (True, [True])):
+        frozen.clear()
+        with _start_up(argparse.Namespace(owns_process=owns_process)):
+            assert not gc.isenabled()
+        assert gc.isenabled() and frozen == expected
+    gc.disable()
+    try:
+        frozen.clear()
+        with _start_up(argparse.Namespace(owns_process=True)):
+            pass
+        assert not gc.isenabled() and frozen == []  # a collector its caller paused stays paused
+    finally:
+        gc.enable()
