@@ -8,7 +8,6 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-from scipy.cluster.vq import kmeans2
 
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.collisions import (
@@ -68,6 +67,10 @@ def _kmeans_labels(features, max_clusters, seed):
     (empty clusters dropped)."""
     if len(features) <= max_clusters:
         return np.arange(len(features))
+    # imported here: every trial imports this module (the penalty package serves both contact
+    # models), and only a penalty trial with clusters runs k-means; scipy.cluster costs 15 ms
+    from scipy.cluster.vq import kmeans2
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an empty cluster is dropped below
         _, labels = kmeans2(features, max_clusters, iter=KMEANS_ITERATIONS, minit="++",
