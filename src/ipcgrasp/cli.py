@@ -231,12 +231,12 @@ def _start_up(args):
     caller passing argv (the tests) gets the pause without the freeze."""
     import gc
 
-    paused = gc.isenabled()
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if paused:
+        if was_enabled:
             if getattr(args, "owns_process", False):
                 gc.freeze()
             gc.enable()
