@@ -95,9 +95,10 @@ def _table_size(n):
 
 
 @njit
-def _body_boxes(boxes, elements, vertex_body, n_bodies):
+def _body_boxes_over_primitives(boxes, elements, vertex_body, n_bodies):
     """Per body, the box (lo, hi), each (n_bodies, 3) in m, around all its primitives' boxes
-    (`boxes`: a tuple of (lo, hi) over the primitives of `elements`, alike)."""
+    (`boxes`: a tuple of (lo, hi) over the primitives of `elements`, alike): only the primitives
+    given count, and the body's box is grown as their boxes are."""
     lo = np.full((n_bodies, 3), np.inf)
     hi = np.full((n_bodies, 3), -np.inf)
     for (box_lo, box_hi), elems in zip(boxes, elements):
@@ -280,8 +281,8 @@ def _candidates(x0, x1, surface_vertices, edges, faces, vertex_body, half_radius
 
     n_bodies = can_collide.shape[0]
     n_buckets = _table_size(2 * n_boxes)
-    body_lo, body_hi = _body_boxes(((lo_v, hi_v), (lo_f, hi_f), (lo_e, hi_e)), (vertex_elems, faces, edges),
-                                   vertex_body, n_bodies)
+    body_lo, body_hi = _body_boxes_over_primitives(((lo_v, hi_v), (lo_f, hi_f), (lo_e, hi_e)),
+                                                   (vertex_elems, faces, edges), vertex_body, n_bodies)
     grid_v = _grid_entries(
         lo_v, hi_v, vertex_elems, _reaching(lo_v, hi_v, vertex_elems, vertex_body, body_lo, body_hi, can_collide),
         vertex_body, n_bodies, origin, cell_size, dims, n_buckets)

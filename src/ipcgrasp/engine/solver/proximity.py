@@ -19,9 +19,9 @@ from ipcgrasp.engine.solver.settings import PAIR_CACHE_SLACK
 
 
 @njit
-def _body_boxes(x0, x1, vertex_body, n_bodies):
-    """Per body the axis-aligned box (lo, hi), each (B, 3) in m, of its vertices at x0 and x1
-    (lo > hi for a body without vertices)."""
+def _body_boxes_over_vertices(x0, x1, vertex_body, n_bodies):
+    """Per body the axis-aligned box (lo, hi), each (B, 3) in m, of all its vertices (interior ones
+    too) at x0 and x1, not grown (lo > hi for a body without vertices)."""
     lo = np.full((n_bodies, 3), np.inf)
     hi = np.full((n_bodies, 3), -np.inf)
     for v in range(x0.shape[0]):
@@ -184,7 +184,7 @@ class Proximity:
     def _grid_candidates(self, x0, x1, radius, pairs):
         """Vertex-face and edge-edge pairs of `candidates` by a broad phase (spatial hashing) over
         the primitives near a body they may touch; pairs: (B, B) body pairs to look at."""
-        body_lo, body_hi = _body_boxes(x0, x1, self.vertex_body, self.can_collide.shape[0])
+        body_lo, body_hi = _body_boxes_over_vertices(x0, x1, self.vertex_body, self.can_collide.shape[0])
         reach = 2.0 * radius + 1e-9 * self.bbox_diagonal
         verts = self._surface_vertices[_near_partners(x0, x1, self._surface_vertex_rows, self.vertex_body, body_lo,
                                                       body_hi, pairs, reach)]
