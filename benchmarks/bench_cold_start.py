@@ -40,31 +40,18 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS = Path(__file__).resolve().parent
 
 # The child: import, run one trial, optionally record per-kernel compile times (inclusive) and the
-# phases of compilation.
-CHILD = r"""
+# phases of compilation, with numba_phases (this folder, put on sys.path).
+CHILD = f"import sys\nsys.path.append({str(BENCHMARKS)!r})\n" + r"""
 import json, sys, time
 cpu0 = time.process_time()
-kernels, top_level = {}, set()  # top_level: the kernels compiled for a call from Python
+compiles = None
 if int(sys.argv[1]) or int(sys.argv[2]):
-    from numba.core import event
+    from numba_phases import Compilations
 
-    _starts = []
-    class _Timed(event.Listener):
-        def on_start(self, ev):
-            _starts.append(time.process_time())
-        def on_end(self, ev):
-            d = ev.data["dispatcher"]
-            t = time.process_time() - _starts.pop()
-            name = f"{d.py_func.__module__.rsplit('.', 1)[-1]}.{d.py_func.__name__}"
-            tot, n = kernels.get(name, (0.0, 0))
-            kernels[name] = (tot + t, n + 1)
-            if not _starts:  # compiled for a call from Python: not part of another compilation
-                top_level.add(d.py_func.__name__)
-                tot, n = kernels.get("(all kernels called from Python)", (0.0, 0))
-                kernels["(all kernels called from Python)"] = (tot + t, n + 1)
-    event.register("numba:compile", _Timed())
+    compiles = Compilations().register()
 
 phases = {}
 if int(sys.argv[2]):
@@ -73,7 +60,8 @@ if int(sys.argv[2]):
     # code; the last two split by whether the library's function was compiled for a call from
     # Python (a kernel) or only for other kernels (numba finalises both). Exclusive CPU s; these
     # are numba internals, so a numba without them is reported as such, not measured.
-    from numba.core import codegen, lowering
+    from numba.core import event
+    from numba_phases import Clock, time_phases
 
     class _Llvm(event.Listener):  # numba holds this lock for every call into LLVM
         starts = []
@@ -85,29 +73,11 @@ if int(sys.argv[2]):
                 key = "every call into LLVM (includes the LLVM lines)"
                 phases[key] = phases.get(key, 0.0) + time.process_time() - start
     event.register("numba:llvm_lock", _Llvm())
-    _stack = []
-
-    def _timed(owner, name, label, by_library=False):
-        original = getattr(owner, name)
-        def call(self, *args, **kwargs):
-            start = time.process_time()
-            _stack.append(0.0)
-            try:
-                return original(self, *args, **kwargs)
-            finally:
-                spent = time.process_time() - start
-                own = spent - _stack.pop()
-                if _stack:
-                    _stack[-1] += spent
-                key = (label, self.name.split(".")[-1]) if by_library else label
-                phases[key] = phases.get(key, 0.0) + own
-        setattr(owner, name, call)
     try:
-        _timed(lowering.BaseLower, "lower", "numba lowering to LLVM IR")
-        _timed(codegen.CPUCodeLibrary, "add_ir_module", "LLVM parsing the IR")
-        _timed(codegen.CPUCodeLibrary, "_optimize_functions", "LLVM optimising functions")
-        _timed(codegen.CPUCodeLibrary, "_optimize_final_module", "LLVM optimising a library's final module", True)
-        _timed(codegen.JITCodeLibrary, "_finalize_specific", "LLVM emitting a library's machine code", True)
+        time_phases({"lowering": "numba lowering to LLVM IR", "parsing": "LLVM parsing the IR",
+                     "function passes": "LLVM optimising functions",
+                     "final module": "LLVM optimising a library's final module",
+                     "machine code": "LLVM emitting a library's machine code"}, phases, Clock())
     except AttributeError as missing:
         phases = {f"not measured: this numba lacks {missing}": 0.0}
 
@@ -125,6 +95,15 @@ grasps = load_physical_grasps(data, "cube_3cm")
 obj = GraspObject.from_mesh(trimesh.load(mesh_path, force="mesh"), mass, "cube_3cm")
 params = SimParams(noise_translation=0.0, noise_rotation=0.0)
 result = GraspProcedure(obj, grasps.object_poses[0], grasps.grasp_poses[0], params, IpcBackend).run()
+kernels, top_level = {}, set()  # top_level: the kernels compiled for a call from Python
+for c in compiles.done if compiles else ():
+    names = [f"{c['module'].rsplit('.', 1)[-1]}.{c['name']}"]
+    if c["entry"]:
+        top_level.add(c["name"])
+        names.append("(all kernels called from Python)")
+    for name in names:
+        tot, n = kernels.get(name, (0.0, 0))
+        kernels[name] = (tot + c["inclusive"], n + 1)
 split = {}
 for key, spent in phases.items():
     if isinstance(key, tuple):

@@ -27,79 +27,48 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS = Path(__file__).resolve().parent
 
-CHILD = r"""
-import collections, json, sys, time
-from numba.core import codegen, compiler_machinery, event, lowering
+# The child: numba_phases (this folder, put on sys.path) times the warm-up's compilations and phases.
+CHILD = f"import sys\nsys.path.append({str(BENCHMARKS)!r})\n" + r"""
+import collections, json, time
+from numba.core import compiler_machinery
+from numba_phases import Clock, Compilations, time_phases
 
-stack = []  # per open compilation or phase: [start CPU s, CPU s of nested ones]
-compiling = []  # per open compilation: [start CPU s, CPU s of the compilations nested in it]
+clock = Clock()  # per open compilation or phase
 phases = collections.defaultdict(float)
-compilations = []
 
 
-def push(frames=stack):
-    frames.append([time.process_time(), 0.0])
-
-
-def pop(frames=stack):  # (inclusive, exclusive) CPU s of the innermost open frame of `frames`
-    start, nested = frames.pop()
-    spent = time.process_time() - start
-    if frames:
-        frames[-1][1] += spent
-    return spent, spent - nested
-
-
-class Compiles(event.Listener):
+class Compiles(Compilations):  # a compilation's time outside the phases timed on `clock`
     def on_start(self, ev):
-        push()
-        push(compiling)
+        clock.push()
+        super().on_start(ev)
 
     def on_end(self, ev):
-        function = ev.data["dispatcher"].py_func
-        phases["numba, outside its passes"] += pop()[1]
-        inclusive, exclusive = pop(compiling)
-        compilations.append({"function": f"{function.__module__.replace('ipcgrasp.', '')}.{function.__name__}",
-                             "args": [str(a) for a in ev.data["args"]], "inclusive": inclusive,
-                             "exclusive": exclusive, "entry": not compiling})
+        phases["numba, outside its passes"] += clock.pop()[1]
+        super().on_end(ev)
 
 
-event.register("numba:compile", Compiles())
-entries = set()  # library names of the entry points' compilations
-
-
-def timed(owner, name, label, per_library=False):
-    original = getattr(owner, name)
-
-    def call(self, *args, **kwargs):
-        push()
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            key = (label, self.name) if per_library else label
-            phases[key] += pop()[1]
-    setattr(owner, name, call)
+compiles = Compiles().register()
 
 
 def timed_pass(original):
     def call(self, index, pss, state):
-        push()
+        clock.push()
         try:
             return original(self, index, pss, state)
         finally:
             name = pss if isinstance(pss, str) else getattr(pss, "_name", str(pss))
             label = {"nopython_type_inference": "numba typing", "native_lowering": "numba lowering, outside BaseLower"}
-            phases[label.get(name, "numba, its other passes")] += pop()[1]
+            phases[label.get(name, "numba, its other passes")] += clock.pop()[1]
     return call
 
 
 try:
     compiler_machinery.PassManager._runPass = timed_pass(compiler_machinery.PassManager._runPass)
-    timed(lowering.BaseLower, "lower", "numba lowering to LLVM IR (BaseLower)")
-    timed(codegen.CPUCodeLibrary, "add_ir_module", "LLVM parsing the IR")
-    timed(codegen.CPUCodeLibrary, "_optimize_functions", "LLVM function passes")
-    timed(codegen.CPUCodeLibrary, "_optimize_final_module", "LLVM final-module optimisation", True)
-    timed(codegen.JITCodeLibrary, "_finalize_specific", "LLVM emitting machine code", True)
+    time_phases({"lowering": "numba lowering to LLVM IR (BaseLower)", "parsing": "LLVM parsing the IR",
+                 "function passes": "LLVM function passes", "final module": "LLVM final-module optimisation",
+                 "machine code": "LLVM emitting machine code"}, phases, clock)
 except AttributeError as missing:
     phases.clear()
     phases[f"not measured: this numba lacks {missing}"] = 0.0
@@ -109,12 +78,14 @@ from ipcgrasp.grasp.warmup import warm_up  # noqa: E402
 
 warm_up(log=lambda line: None)
 total = time.process_time() - started
-entry_names = {c["function"].rsplit(".", 1)[1] for c in compilations if c["entry"]}
+compilations = [{"function": f"{c['module'].replace('ipcgrasp.', '')}.{c['name']}", "args": c["args"],
+                 "inclusive": c["inclusive"], "exclusive": c["exclusive"], "entry": c["entry"]}
+                for c in compiles.done]
+entry_names = {c["name"] for c in compiles.done if c["entry"]}
 split = collections.defaultdict(float)
 for key, spent in phases.items():
     if isinstance(key, tuple):
-        name = key[1].rsplit(".", 1)[-1]
-        key = f"{key[0]}, {'entry points' if name in entry_names else 'callees only'}"
+        key = f"{key[0]}, {'entry points' if key[1] in entry_names else 'callees only'}"
     split[key] += spent
 print(json.dumps({"total": total, "phases": split, "compilations": compilations}))
 """
