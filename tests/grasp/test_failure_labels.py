@@ -373,6 +373,54 @@ def test_a_squeeze_the_object_gives_way_to_crosses_at_growing_steps(jitter):
     assert len(given_way) <= 0.003 / closing_step + growing + 2
 
 
+class RoundedSqueeze(ScriptedSqueeze):
+    """ScriptedSqueeze reaching a step's end through drive rounds a quarter of its travel apart,
+    asking give_up at the first three as IPC's drive-and-settle rounds do (the jaws' lag: the
+    travel left); `tries` records each step asked: (where the jaws started, the target, where it
+    was given up or None)."""
+
+    def __init__(self, forces):
+        super().__init__(forces)
+        self.tries = []
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        start = self.closed
+        for quarter in (1, 2, 3) if give_up is not None else ():
+            at = start + 0.25 * quarter * (closed - start)
+            pads = tuple(float(f) for f in self.forces(at))
+            if give_up(pads, (0.0, 0.0), pads, closed - at):
+                self.tries.append((start, closed, at))
+                return None
+        self.tries.append((start, closed, None))
+        return super().step(closed, lifted)
+
+
+def test_a_given_up_squeeze_step_is_retried_by_the_secant_through_the_round_it_was_given_up_at():
+    """Both pads meet the object 2 mm into the squeeze; its force rises 2 N per 0.1 mm, then from
+    2.5 mm on 100 N per 0.1 mm (a contact that stiffens). A try that runs past the knee is given up
+    at the drive round that overshoots the close window; its retry goes from where the jaws
+    started towards the close window along the secant through that round (TARGET_LEVEL, kept
+    between 0.1 and 0.8 of the round's travel), not half the increment, and the squeeze closes
+    inside the window."""
+    params = SimParams(close_rule="force", closing_speed=0.01, **FAST)
+
+    def forces(closed):
+        rise = 2e4 * min(max(closed - 0.002, 0.0), 0.0005) + 1e6 * max(closed - 0.0025, 0.0)
+        return (rise, rise)
+
+    backend = RoundedSqueeze(forces)
+    r = simulate_grasp(block(0.01), np.eye(4), top_down_grasp(), params, seed=0, backend=lambda *args: backend)
+    assert r.close_forces[0] == pytest.approx(params.close_force, rel=FORCE_TOLERANCE)
+    retried = [(given_up, retry) for given_up, retry in zip(backend.tries, backend.tries[1:])
+               if given_up[2] is not None and forces(given_up[0])[0] > 0.0]
+    assert retried
+    for (start, _, at), (again, target, _) in retried:
+        before, end = forces(start)[0] / params.close_force, forces(at)[0] / params.close_force
+        share = min(max((procedure.TARGET_LEVEL - before) / (end - before), 0.1), 0.8)
+        assert again == start
+        assert target - start == pytest.approx(share * (at - start), rel=1e-9)
+
+
 def test_a_backing_plate_pressing_the_object_stalls_the_jaws_at_the_force_limit():
     """Pad 0 rests on the object with 0.9 N and pad 1 never reaches it, while from 3 mm of travel
     on the jaws' backing plates press the object, 10 N more per 0.1 mm (a mug's body against the

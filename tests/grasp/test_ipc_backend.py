@@ -61,20 +61,21 @@ def test_a_step_that_fails_twice_raises_and_keeps_the_last_good_state(backend, m
 def test_a_step_given_up_leaves_the_jaws_and_the_scene_where_they_were(backend):
     """The jaws sent 0.5 mm into the block's faces in one step: the engine's drive stops at the
     contact and settles there, and give_up is asked with each pad's force and strain energy on
-    the block, and each jaw's force (its backing plate does not reach the block: the pad's).
+    the block, each jaw's force (its backing plate does not reach the block: the pad's) and how
+    far the jaws are short of where they were sent.
     Answering True returns None with nothing moved; the step then runs as usual."""
     asked = []
 
-    def give_up(forces, energies, jaws):
-        asked.append((forces, energies, jaws))
+    def give_up(forces, energies, jaws, lag):
+        asked.append((forces, energies, jaws, lag))
         return True
 
     before = backend.sim.state.copy()
     assert backend.step(0.0025, 0.0, give_up) is None
-    forces, energies, jaws = asked[0]
+    forces, energies, jaws, lag = asked[0]
     assert len(asked) == 1 and len(forces) == 2 and len(energies) == 2
     assert all(f >= 0.0 for f in forces) and all(e >= 0.0 for e in energies)
-    assert jaws == forces
+    assert jaws == forces and 0.0 < lag < 0.0025
     assert backend.sim.state.time == before.time and backend._jaws == (0.0, 0.0)
     for a, b in zip(backend.sim.state.deformable_x + backend.sim.state.affine_q,
                     before.deformable_x + before.affine_q):

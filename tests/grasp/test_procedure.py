@@ -238,9 +238,9 @@ def test_a_squeeze_step_that_overshoots_during_its_drive_is_given_up_and_retried
     of their command. The IPC backend gives that step up there (Backend.step's give_up) instead of
     finishing its rounds to 30x the close force, which the procedure would refuse too: the trial
     ends as when every step is finished: the same verdict, closing forces inside the close window,
-    steps and closing time within four time steps (a finished step's retry is aimed by secant, a
-    given-up one's halved, and the contact steps that follow start from where each landed: 66
-    against 70 steps)."""
+    steps and closing time within four time steps (a finished step's retry is aimed by the secant
+    through where it ended, a given-up one's through the round it was given up at, and the contact
+    steps that follow start from where each landed; 70 steps either way)."""
     from ipcgrasp.grasp.ipc_backend import IpcBackend
 
     cube, grasps = bundled_cube()
@@ -271,8 +271,10 @@ def test_squeeze_rounds_are_settled_coarsely_only_once_both_pads_touch(monkeypat
     drive-and-settle rounds (Backend.step's coarse_rounds) in the squeeze steps that start with
     both pads on the cube, and in no other step (a pad pushing the cube alone, the lift, the
     hold). The trial ends as with every round solved to the full tolerance: the same verdict,
-    steps and closing time, closing forces within 1 N (the close band is 10 N wide: the
-    refinement's secant lands elsewhere in it), in fewer Newton iterations computed."""
+    steps and closing time within two time steps (a given-up try's retry is aimed through the
+    round it was given up at, whose force a coarse round knows less exactly: 55 against 53
+    steps), closing forces within 1 N (the close band is 10 N wide: the refinement's secant
+    lands elsewhere in it), in fewer Newton iterations computed."""
     from ipcgrasp.grasp.ipc_backend import IpcBackend
 
     cube, grasps = bundled_cube()
@@ -296,9 +298,9 @@ def test_squeeze_rounds_are_settled_coarsely_only_once_both_pads_touch(monkeypat
     monkeypatch.setattr(IpcBackend, "step", lambda backend, closed, lifted, give_up=None, coarse_rounds=False:
                         step(backend, closed, lifted, give_up))
     full = simulate_grasp(cube, grasps.object_poses[4], grasps.grasp_poses[4], params, seed=0)
-    assert coarse.success and (coarse.success, coarse.failure_mode, coarse.steps) == (full.success,
-                                                                                     full.failure_mode, full.steps)
-    assert coarse.close_time == full.close_time
+    assert coarse.success and (coarse.success, coarse.failure_mode) == (full.success, full.failure_mode)
+    assert abs(coarse.steps - full.steps) <= 2
+    assert abs(coarse.close_time - full.close_time) <= 2 * params.dt * (1 + 1e-9)
     np.testing.assert_allclose(coarse.close_forces, full.close_forces, rtol=0, atol=1.0)
     assert computed_coarse < computed[0]
 

@@ -240,9 +240,10 @@ def _pads_touching_a_box():
 
 def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
     """Simulation.step(give_up=...) is asked after every drive-and-settle round with the pads'
-    forces and strain energies there: each round's equilibrium, the pads part of the way. On a
-    box centred between them the squeeze grows from round to round, the same on both pads, and
-    stays below the step's own. Asking changes nothing; answering True
+    forces, strain energies and the drivers' distance from their targets there: each round's
+    equilibrium, the pads part of the way. On a box centred between them the squeeze grows from
+    round to round, the same on both pads, and stays below the step's own, while the drivers'
+    distance shrinks and stays above 0 (a round that reaches the targets is the step's end). Asking changes nothing; answering True
     leaves the state, time and barrier stiffness as they were and returns None, and the step
     taken afterwards ends where it would have (within Newton's tolerance: the engine's caches
     saw the abandoned rounds)."""
@@ -250,17 +251,18 @@ def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
     sim, drivers = _pads_touching_a_box()
     rounds = []
 
-    def record(contact_force, strain_energy):
+    def record(contact_force, strain_energy, driver_lag):
         assert contact_force.shape == (4, 4, 3) and set(strain_energy) == {"left", "right"}
         np.testing.assert_allclose(contact_force[1, 0], -contact_force[0, 1], rtol=1e-12, atol=1e-12)
         rounds.append((np.linalg.norm(contact_force[0, 1]), np.linalg.norm(contact_force[0, 2]),
-                       strain_energy["left"]))
+                       strain_energy["left"], driver_lag))
         return False
 
     asked = sim.step(drivers, give_up=record)
-    left, right, energy = np.array(rounds).T
+    left, right, energy, lag = np.array(rounds).T
     assert len(rounds) >= 3 and asked.driver_lag == 0.0
     assert np.all(np.diff(left) > 0) and np.all(np.diff(energy) >= 0)
+    assert np.all(np.diff(lag) < 0) and lag[-1] > 0.0
     np.testing.assert_allclose(right, left, rtol=0.02)
     assert left[-1] < np.linalg.norm(asked.contact_force[0, 1])
 
@@ -269,7 +271,7 @@ def test_give_up_sees_each_drive_round_and_abandons_the_step_untaken():
 
     sim = _pads_touching_a_box()[0]
     before, kappa = sim.state.copy(), sim.barrier_stiffness
-    assert sim.step(drivers, give_up=lambda contact_force, _: np.linalg.norm(contact_force[0, 1]) > left[1]) is None
+    assert sim.step(drivers, give_up=lambda contact_force, *_: np.linalg.norm(contact_force[0, 1]) > left[1]) is None
     assert sim.state.time == before.time and sim.barrier_stiffness == kappa
     for now, then in zip(sim.state.deformable_x + sim.state.affine_q, before.deformable_x + before.affine_q):
         np.testing.assert_array_equal(now, then)
@@ -326,7 +328,7 @@ def test_coarse_rounds_end_the_step_where_full_rounds_do(monkeypatch):
             return newton(self, *args, tolerance=tolerance, **kwargs)
 
         monkeypatch.setattr(Newton, "solve", recorded)
-        stats = sim.step(drivers, give_up=lambda force, _: rounds.append(np.linalg.norm(force[0, 1])) or False,
+        stats = sim.step(drivers, give_up=lambda force, *_: rounds.append(np.linalg.norm(force[0, 1])) or False,
                          coarse_rounds=coarse)
         assert_intersection_free(sim)
         return sim, stats, tolerances, np.array(rounds)

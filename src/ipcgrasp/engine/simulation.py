@@ -142,9 +142,10 @@ class Simulation:
         deformable bodies with prescribed vertices and for kinematic bodies; dt (s): this step's
         length (default settings.dt; e.g. half of it to retry a step that failed).
         give_up: called after each drive-and-settle round that leaves the drivers short of their
-        targets (see `_step`) as give_up(contact_force, strain_energy), the normal force resultants
-        (as StepStats.contact_force) and the strain energies (as StepStats.strain_energy) where
-        that round's Newton solve converged; when it returns True the step is abandoned: the
+        targets (see `_step`) as give_up(contact_force, strain_energy, driver_lag), the normal
+        force resultants (as StepStats.contact_force), the strain energies (as
+        StepStats.strain_energy) and the drivers' distance from their targets (m, as
+        StepStats.driver_lag) where that round's Newton solve converged; when it returns True the step is abandoned: the
         simulation is left as it was before the step and None returned (a caller that would refuse
         the step's end anyway stops paying for the rounds still to come).
         coarse_rounds: the Newton solves of the drive-and-settle rounds before the step's last one
@@ -224,7 +225,8 @@ class Simulation:
             alphas += a
             self._place(z)
             if give_up is not None and give_up(self.potential.normal_resultants(x, coll),
-                                               self.potential.strain_energy(self.state, z)):
+                                               self.potential.strain_energy(self.state, z),
+                                               self.driven.gap(self.state, targets_def, targets_kin)):
                 return None
         z = self.pack()
         clustering = self.contact_law.clustering

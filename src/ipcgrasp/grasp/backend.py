@@ -75,8 +75,8 @@ class Backend(ABC):
     @abstractmethod
     def step(self, closed: float, lifted: float, give_up=None, coarse_rounds: bool = False) -> StepReport | None:
         """Advance one step with the jaws moved to (closed, lifted) (m) at its end. Raises
-        BackendFailed when the step cannot be taken. give_up(pad_forces, pad_energies, jaw_forces)
-        (as in StepReport): a model that reaches the end of a step through intermediate equilibria with
+        BackendFailed when the step cannot be taken. give_up(pad_forces, pad_energies, jaw_forces,
+        jaw_lag) (as in StepReport): a model that reaches the end of a step through intermediate equilibria with
         the jaws short of it (IPC's drive-and-settle rounds) may ask it at each; when it returns
         True the step is abandoned, the state left as it was and None returned. coarse_rounds:
         such a model may settle those intermediate equilibria to a coarser tolerance (the step's

@@ -173,9 +173,9 @@ class IpcBackend(Backend):
         coarse_rounds settles to the engine's COARSE_ROUND_TOLERANCE (not in the half steps)."""
         o, p0, p1 = self._index
 
-        def engine_give_up(contact_force, strain_energy):
+        def engine_give_up(contact_force, strain_energy, driver_lag):
             return give_up(tuple(float(np.linalg.norm(contact_force[o, p])) for p in (p0, p1)),
-                           tuple(strain_energy[pad] for pad in PADS), self._jaw_forces(contact_force))
+                           tuple(strain_energy[pad] for pad in PADS), self._jaw_forces(contact_force), driver_lag)
 
         try:
             s = self.sim.step(self._drivers(closed, lifted), give_up=None if give_up is None else engine_give_up,

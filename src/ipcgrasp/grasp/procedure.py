@@ -48,6 +48,7 @@ import copy
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -219,6 +220,15 @@ class _Squeeze:
         return self.before is not None and min(self.before[0]) > 0.0
 
 
+class _Round(NamedTuple):
+    """A drive round the backend asked give_up about: the fields of StepReport it was given."""
+
+    pad_forces: tuple
+    pad_energies: tuple
+    limit_forces: tuple
+    jaw_lag: float
+
+
 @dataclass
 class _Tries:
     """The tries of one closing step so far: what its refinement compares with and keeps."""
@@ -227,6 +237,8 @@ class _Tries:
     passed: float | None = None  # after a long creep: the shortest increment past the close window
     limit_passed: bool = False  # after a long creep: a try passed the force limit
     stands: bool = False  # the next try stands, overshoot or not
+    abandoned: _Round | None = None  # the round the backend gave the last try up at (Backend.step's give_up)
+
 
 
 _PHASES = ("_initialise", "_squeeze", "_lift", "_judge")
@@ -456,9 +468,10 @@ class GraspProcedure:
                 # short of the target): a shorter increment is due even if the object then shifts
                 # and the step would end below the bound.
                 give_up = None if last else (
-                    lambda forces, energies, jaws: self._overshoots(forces, energies, s.touched, s.before, jaws))
+                    lambda forces, energies, jaws, lag: self._gives_up(tries, _Round(forces, energies, jaws, lag), s))
                 # Once both pads hold the object its rounds are settled coarsely (Backend.step); while a
                 # pad pushes it alone, stick and slip on the ground decide its path at full tolerance.
+                tries.abandoned = None
                 report = self._guarded(lambda: self._step(target, give_up, coarse_rounds=all(s.touched)),
                                        phase="squeeze")
                 if report is not None and (last or not self._overshoots(report.pad_forces, report.pad_energies,
@@ -478,7 +491,8 @@ class GraspProcedure:
                         tries.limit_passed = True
                 backend.restore(saved)  # overshot the close rule or the force limit: a shorter increment
                 self._restore_counters(counters)
-                retry, tries.previous = self._refined_increment(increment, report, s, target, tries.previous)
+                retry, tries.previous = self._refined_increment(increment, report, s, target, tries.previous,
+                                                                tries.abandoned)
                 if retry < 0.0 < increment:  # the jaws back off from a forward try (`_refined_increment`)
                     s.backed_off_at = s.reached
                 increment = retry
@@ -997,16 +1011,25 @@ class GraspProcedure:
 
         return self._agreed(overshot)
 
+    def _gives_up(self, tries: _Tries, round_: _Round, s: _Squeeze) -> bool:
+        """Backend.step's give_up for a squeeze try: whether the drive round `round_` overshoots
+        (`_overshoots`); the round it does is kept as tries.abandoned."""
+        if self._overshoots(round_.pad_forces, round_.pad_energies, s.touched, s.before, round_.limit_forces):
+            tries.abandoned = round_
+            return True
+        return False
+
     def _refined_increment(self, increment: float, report: StepReport | None, s: _Squeeze, target: float,
-                           previous: tuple | None) -> tuple[float, tuple | None]:
+                           previous: tuple | None, abandoned: _Round | None = None) -> tuple[float, tuple | None]:
         """The closing increment (m) to retry a step that overshot with `increment` (it reached
-        `target` less its jaw lag; `report` None when the backend gave it up on the way), and
-        the try the next call compares with (`previous`): the step's first finished try measured
+        `target` less its jaw lag; `report` None when the backend gave it up on the way, at the
+        drive round `abandoned` when it told which), and the try the next call compares with
+        (`previous`): the step's first finished try measured
         on the same level as the last, (increment, the rise of its level over the step, whether
-        that level is the force limit's), None before one finished. A secant from the step's start (s.before) to where it ended,
+        that level is the force limit's), None before one finished. A secant from the step's start (s.before) to where it ended (or the round it was given up at),
         aimed inside the window (TARGET_LEVEL of the close rule, or FORCE_TOLERANCE / 2 below the
         force limit when that was passed), kept between a tenth and 0.8 x the travel. Half the
-        increment where no secant is defined (a given-up step, no rise) or the step did not start
+        increment where no secant is defined (a step given up at no known round, no rise) or the step did not start
         with both pads on the object: until then variants with other close rules share the step
         (`run_variants`), and a trial run alone must refine it as they do.
 
@@ -1022,7 +1045,8 @@ class GraspProcedure:
         while a level that jumps at the same place whatever the jaws do would bring them back
         there, and back off, without end; there the refinement goes on as for any step."""
         near = self.backend.approach_distance
-        over_limit = report is not None and max(report.limit_forces) > self.max_grip_force
+        ended = report if report is not None else abandoned  # where the try ended, or was given up
+        over_limit = ended is not None and max(ended.limit_forces) > self.max_grip_force
         if over_limit:
             aim = 1.0 - 0.5 * FORCE_TOLERANCE
 
@@ -1050,9 +1074,10 @@ class GraspProcedure:
             if increment > 0.0:
                 return -FIRST_CONTACT_STEP * near, compared
             return 2.0 * increment, compared
-        if tried is None or not all(s.touched):
+        if ended is None or s.before is None or not all(s.touched):
             return 0.5 * increment, compared
-        travelled = target - report.jaw_lag - s.reached
+        start, end = level(*s.before), level(ended.pad_forces, ended.pad_energies, ended.limit_forces)
+        travelled = target - ended.jaw_lag - s.reached
         if not (end > aim > start and travelled > 0.0):
             return 0.5 * increment, compared
         return float(np.clip((aim - start) / (end - start), 0.1, 0.8)) * travelled, compared
