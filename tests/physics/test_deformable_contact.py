@@ -161,11 +161,12 @@ def test_the_warm_start_lands_where_the_drive_and_settle_continuation_does():
     assert np.abs(np.subtract(forces, forces_c)).max() < 2e-3
 
 
-def _lift_held_box(steps, hold=0, carry_factorisation=True):
+def _lift_held_box(steps, hold=0, carry_factorisation=True, closing=0.0):
     """A 1 kg box squeezed between two pads (mu 0.5, about 60 N each), lifted 0.1 mm per 10 ms step
     under gravity and held still for `hold` steps, checked intersection-free after every step
-    (carry_factorisation: SolverSettings.carry_factorisation): (the simulation,
-    per step its StepStats, drive rounds and Hessians assembled, the box heights)."""
+    (carry_factorisation: SolverSettings.carry_factorisation; closing: how far (m) each pad's
+    driven face also moves towards the box per lifting step): (the simulation, per step its
+    StepStats, drive rounds and Hessians assembled, the box heights)."""
 
     sim, drivers, _ = box_between_pads(0.5, pad_E=1e7, contact_force_scale=2.0, box_offset=(0.0, 0.0, -1e-6),
                                        carry_factorisation=carry_factorisation)
@@ -176,6 +177,8 @@ def _lift_held_box(steps, hold=0, carry_factorisation=True):
         lifted = {name: p.copy() for name, p in drivers.items()}
         for p in lifted.values():
             p[2, 3] += 1e-4 * min(k, steps)
+        lifted["left"][0, 3] += closing * min(k, steps)
+        lifted["right"][0, 3] -= closing * min(k, steps)
         stats.append(sim.step(lifted))
         rounds.append(sim.drive_round.rounds - drives)
         hessians.append(sim.potential.hessians_assembled - assembled)
@@ -194,6 +197,20 @@ def test_a_held_box_lifted_by_its_pads_is_warm_started_with_the_pads_carrying_it
     _, stats, rounds, _, heights = _lift_held_box(10)
     assert all(s.driver_lag == 0.0 for s in stats)
     assert sum(rounds) == 0 and all(s.newton_iterations == 1 for s in stats[4:])
+    assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
+
+
+def test_a_box_lifted_by_pads_that_also_close_on_it_is_warm_started_with_the_pads_squeezed():
+    """As a force grip adjusts its jaws during a lift: the pads' driven faces also close 1 um on
+    the box per step, more than the pads' surfaces are from it (0.4 um, a fiftieth of dhat; the
+    squeeze rises 1.6 N a step). In the second guess the pads' free vertices move
+    with the box they press, and only their driven faces close, squeezing them: no step of the
+    lift is driven, and the box rises at the pads' speed. With the free vertices carried with
+    their own driven faces, the guess would push the pads' surfaces into the box, CCD would
+    refuse it, and every step would be driven."""
+    _, stats, rounds, _, heights = _lift_held_box(10, closing=1e-6)
+    assert all(s.driver_lag == 0.0 for s in stats)
+    assert sum(rounds) == 0
     assert np.allclose(np.diff(heights[4:]), 1e-4, rtol=1e-3, atol=0)
 
 
