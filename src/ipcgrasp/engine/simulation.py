@@ -142,12 +142,10 @@ class Simulation:
         deformable bodies with prescribed vertices and for kinematic bodies; dt (s): this step's
         length (default settings.dt; e.g. half of it to retry a step that failed).
         give_up: called after each drive-and-settle round that leaves the drivers short of their
-        targets (see `_step`) as give_up(contact_force, strain_energy, driver_lag), the normal
-        force resultants (as StepStats.contact_force), the strain energies (as
-        StepStats.strain_energy) and the drivers' distance from their targets (m, as
-        StepStats.driver_lag) where that round's Newton solve converged; when it returns True the step is abandoned: the
-        simulation is left as it was before the step and None returned (a caller that would refuse
-        the step's end anyway stops paying for the rounds still to come).
+        targets (see `_step`) as give_up(contact_force, strain_energy, driver_lag), as StepStats
+        has them, where that round's Newton solve converged; when it returns True the step is
+        abandoned: the simulation is left as it was before the step and None returned (a caller
+        that would refuse the step's end anyway stops paying for the rounds still to come).
         coarse_rounds: the Newton solves of the drive-and-settle rounds before the step's last one
         stop at COARSE_ROUND_TOLERANCE times newton_tolerance (give_up then sees each round's
         forces to within that); the step itself ends at newton_tolerance either way.
