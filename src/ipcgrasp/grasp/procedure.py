@@ -240,7 +240,6 @@ class _Tries:
     abandoned: _Round | None = None  # the round the backend gave the last try up at (Backend.step's give_up)
 
 
-
 _PHASES = ("_initialise", "_squeeze", "_lift", "_judge")
 """The phases up to the verdict, in order (what `GraspProcedure._advance` runs)."""
 
@@ -1024,13 +1023,14 @@ class GraspProcedure:
         """The closing increment (m) to retry a step that overshot with `increment` (it reached
         `target` less its jaw lag; `report` None when the backend gave it up on the way, at the
         drive round `abandoned` when it told which), and the try the next call compares with
-        (`previous`): the step's first finished try measured
-        on the same level as the last, (increment, the rise of its level over the step, whether
-        that level is the force limit's), None before one finished. A secant from the step's start (s.before) to where it ended (or the round it was given up at),
-        aimed inside the window (TARGET_LEVEL of the close rule, or FORCE_TOLERANCE / 2 below the
-        force limit when that was passed), kept between a tenth and 0.8 x the travel. Half the
-        increment where no secant is defined (a step given up at no known round, no rise) or the step did not start
-        with both pads on the object: until then variants with other close rules share the step
+        (`previous`): the step's first finished try measured on the same level as the last,
+        (increment, the rise of its level over the step, whether that level is the force
+        limit's), None before one finished. A secant from the step's start (s.before) to where it
+        ended (or the round it was given up at), aimed inside the window (TARGET_LEVEL of the
+        close rule, or FORCE_TOLERANCE / 2 below the force limit when that was passed), kept
+        between a tenth and 0.8 x the travel. Half the increment where no secant is defined (a
+        step given up at no known round, no rise) or the step did not start with both pads on
+        the object: until then variants with other close rules share the step
         (`run_variants`), and a trial run alone must refine it as they do.
 
         From a start with both pads pressing the object, the jaws back off (a negative increment
@@ -1057,10 +1057,10 @@ class GraspProcedure:
 
             def level(forces, energies, jaws):
                 return self._close_level(self.params, forces, energies)
-        tried = None
-        if report is not None and s.before is not None:
-            start, end = level(*s.before), level(report.pad_forces, report.pad_energies, report.limit_forces)
-            tried = (increment, end - start, over_limit)
+        measured = ended is not None and s.before is not None
+        if measured:
+            start, end = level(*s.before), level(ended.pad_forces, ended.pad_energies, ended.limit_forces)
+        tried = (increment, end - start, over_limit) if measured and report is not None else None
         compared = tried if previous is None or tried is not None and previous[2] != over_limit else previous
         unexplained = (previous is not None and tried is not None and previous[2] == over_limit
                        and 0.0 < increment <= 0.5 * previous[0] and tried[1] * previous[0] > 2.0 * increment * previous[1])
@@ -1074,9 +1074,8 @@ class GraspProcedure:
             if increment > 0.0:
                 return -FIRST_CONTACT_STEP * near, compared
             return 2.0 * increment, compared
-        if ended is None or s.before is None or not all(s.touched):
+        if not measured or not all(s.touched):
             return 0.5 * increment, compared
-        start, end = level(*s.before), level(ended.pad_forces, ended.pad_energies, ended.limit_forces)
         travelled = target - ended.jaw_lag - s.reached
         if not (end > aim > start and travelled > 0.0):
             return 0.5 * increment, compared
