@@ -16,6 +16,7 @@ import numpy as np
 
 from ipcgrasp.engine._numba import njit
 from ipcgrasp.engine.barrier import _project_to_psd
+from ipcgrasp.engine.neohookean.matrix3 import _det3
 
 __all__ = [
     "affine_jacobian",
@@ -240,7 +241,7 @@ def _nearest_rotation(A):
         for j in range(3):
             for k in range(3):
                 R[i, j] += U[i, k] * Vt[k, j]
-    if np.linalg.det(R) < 0.0:
+    if _det3(R) < 0.0:  # R is orthogonal: det R is +-1
         for i in range(3):
             for j in range(3):
                 R[i, j] -= 2.0 * U[i, 2] * Vt[2, j]

@@ -4,7 +4,7 @@ NormalCollisionsBuilder rules), merged into weighted collisions (dhat in m).
 
 import numpy as np
 
-from ipcgrasp.engine._numba import njit
+from ipcgrasp.engine._numba import _stable_argsort, njit
 from ipcgrasp.engine.broadphase import candidates as _broadphase_candidates
 from ipcgrasp.engine.collisions.collision_mesh import (
     _plane_arrays,
@@ -172,13 +172,14 @@ def _checked_pairs(pairs, name, bound_first, bound_second):
 @njit
 def _sorted_unique_keys(keys):
     """Sorted unique values of a 1-D int64 array."""
-    keys = np.sort(keys)
+    order = _stable_argsort(keys)
+    out = np.empty(keys.shape[0], dtype=np.int64)
     n = 0
-    for i in range(keys.shape[0]):
-        if i == 0 or keys[i] != keys[n - 1]:
-            keys[n] = keys[i]
+    for i in range(order.shape[0]):
+        if n == 0 or keys[order[i]] != out[n - 1]:
+            out[n] = keys[order[i]]
             n += 1
-    return keys[:n]
+    return out[:n]
 
 
 @njit
@@ -267,7 +268,7 @@ def _merged(kind, key, base):
     flat = np.empty(kind.shape[0], dtype=np.int64)
     for i in range(kind.shape[0]):
         flat[i] = (np.int64(kind[i]) * base + key[i, 0]) * base + key[i, 1]
-    order = np.argsort(flat, kind="mergesort")  # stable: the first occurrence leads each run
+    order = _stable_argsort(flat)  # stable: the first occurrence leads each run
     first = np.empty(kind.shape[0], dtype=np.int64)
     weight = np.zeros(kind.shape[0])
     n = 0

@@ -89,11 +89,23 @@ def _penalty_gradients(kind, vertices, ee_type, eps_x, weight, x, origin, normal
 
 
 @njit
-def _penalty_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal, margin, gauss_newton, offsets):
-    """COO triplets of the Hessians of 1/2 w m delta^2 per unit stiffness. Exact:
-    w [m (P'' gd gd^T + P' Hd) + P' (gd gm^T + gm gd^T) + P Hm] with P' = -delta / (2 s),
-    P'' = 2 r / (4 s^3); Gauss-Newton: w m grad(s) grad(s)^T = w m gd gd^T / (4 d) (PSD); zero
-    beyond the layers. The plane's is w n n^T."""
+def _plane_hessian(weight, height, margin, normal):
+    """A vertex-plane contact's Hessian of 1/2 w delta^2 per unit stiffness (3, 3): w n n^T
+    within the margin, else zero."""
+    hess = np.zeros((3, 3))
+    if height < margin:
+        for i in range(3):
+            for j in range(3):
+                hess[i, j] = weight * normal[i] * normal[j]
+    return hess
+
+
+@njit
+def _penalty_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal, margin, offsets):
+    """COO triplets of the Gauss-Newton Hessians of 1/2 w m delta^2 per unit stiffness (what the
+    solver uses): w m grad(s) grad(s)^T = w m gd gd^T / (4 d) (PSD); zero beyond the layers. The
+    plane's is w n n^T. A kernel of its own, without the distance Hessians of
+    `_penalty_exact_hessians`, which a trial does not compile."""
     nnz = offsets[-1]
     rows = np.empty(nnz, dtype=np.int64)
     cols = np.empty(nnz, dtype=np.int64)
@@ -102,11 +114,34 @@ def _penalty_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
     for k in range(kind.shape[0]):
         v = vertices[k]
         if kind[k] == VERTEX_PLANE:
-            hess = np.zeros((3, 3))
-            if _height(x[v[0]], origin, normal) < margin:
-                for i in range(3):
-                    for j in range(3):
-                        hess[i, j] = weight[k] * normal[i] * normal[j]
+            hess = _plane_hessian(weight[k], _height(x[v[0]], origin, normal), margin, normal)
+            _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
+            continue
+        d = _distance(kind[k], ee_type[k], v, x, origin, normal)
+        size = 3 * NUM_KIND_VERTICES[kind[k]]
+        if not (0.0 < d < reach * reach):
+            _scatter_hessian(np.zeros((size, size)), v, offsets[k], rows, cols, vals)
+            continue
+        grad_d = _distance_gradient(kind[k], ee_type[k], v, x, origin, normal)
+        hess = (weight[k] * _mollifier(kind[k], eps_x[k], v, x) / (4.0 * d)) * _outer(grad_d, grad_d)
+        _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
+    return rows, cols, vals
+
+
+@njit
+def _penalty_exact_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal, margin, offsets):
+    """COO triplets of the exact Hessians of 1/2 w m delta^2 per unit stiffness:
+    w [m (P'' gd gd^T + P' Hd) + P' (gd gm^T + gm gd^T) + P Hm] with P' = -delta / (2 s),
+    P'' = 2 r / (4 s^3); zero beyond the layers. The plane's is w n n^T."""
+    nnz = offsets[-1]
+    rows = np.empty(nnz, dtype=np.int64)
+    cols = np.empty(nnz, dtype=np.int64)
+    vals = np.zeros(nnz)
+    reach = 2.0 * margin
+    for k in range(kind.shape[0]):
+        v = vertices[k]
+        if kind[k] == VERTEX_PLANE:
+            hess = _plane_hessian(weight[k], _height(x[v[0]], origin, normal), margin, normal)
             _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
             continue
         d = _distance(kind[k], ee_type[k], v, x, origin, normal)
@@ -116,21 +151,18 @@ def _penalty_hessians(kind, vertices, ee_type, eps_x, weight, x, origin, normal,
             continue
         grad_d = _distance_gradient(kind[k], ee_type[k], v, x, origin, normal)
         w = weight[k]
-        if gauss_newton:
-            hess = (w * _mollifier(kind[k], eps_x[k], v, x) / (4.0 * d)) * _outer(grad_d, grad_d)
-        else:
-            s = np.sqrt(d)
-            delta = reach - s
-            dp = -delta / (2.0 * s)
-            d2p = reach / (4.0 * s * s * s)
-            hess = (w * d2p) * _outer(grad_d, grad_d) + (w * dp) * _distance_hessian(
-                kind[k], ee_type[k], v, x, origin, normal)
-            if kind[k] == EDGE_EDGE:
-                a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
-                hess *= _edge_edge_mollifier(a0, a1, b0, b1, eps_x[k])
-                cross = (w * dp) * _outer(grad_d, _edge_edge_mollifier_gradient(a0, a1, b0, b1, eps_x[k]))
-                hess += cross + cross.T
-                hess += (0.5 * w * delta * delta) * _edge_edge_mollifier_hessian(a0, a1, b0, b1, eps_x[k])
+        s = np.sqrt(d)
+        delta = reach - s
+        dp = -delta / (2.0 * s)
+        d2p = reach / (4.0 * s * s * s)
+        hess = (w * d2p) * _outer(grad_d, grad_d) + (w * dp) * _distance_hessian(
+            kind[k], ee_type[k], v, x, origin, normal)
+        if kind[k] == EDGE_EDGE:
+            a0, a1, b0, b1 = x[v[0]], x[v[1]], x[v[2]], x[v[3]]
+            hess *= _edge_edge_mollifier(a0, a1, b0, b1, eps_x[k])
+            cross = (w * dp) * _outer(grad_d, _edge_edge_mollifier_gradient(a0, a1, b0, b1, eps_x[k]))
+            hess += cross + cross.T
+            hess += (0.5 * w * delta * delta) * _edge_edge_mollifier_hessian(a0, a1, b0, b1, eps_x[k])
         _scatter_hessian(hess, v, offsets[k], rows, cols, vals)
     return rows, cols, vals
 
@@ -161,8 +193,8 @@ def penalty_potential_hessian(contacts, mesh, x, margin, stiffness, gauss_newton
     PSD part k w m grad(s) grad(s)^T of each contact, i.e. the exact Hessian without
     -k w m delta Hess(s) and the mollifier's derivatives; False: the exact Hessian."""
     k = _positive(stiffness, "stiffness")
-    rows, cols, vals = _penalty_hessians(*_penalty_args(contacts, mesh, x, margin), bool(gauss_newton),
-                                         _triplet_offsets(contacts.kind))
+    kernel = _penalty_hessians if gauss_newton else _penalty_exact_hessians
+    rows, cols, vals = kernel(*_penalty_args(contacts, mesh, x, margin), _triplet_offsets(contacts.kind))
     return rows, cols, k * vals
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ipcgrasp.engine import collisions as contact
-from ipcgrasp.engine._numba import njit
+from ipcgrasp.engine._numba import _stable_argsort, njit
 
 
 @njit
@@ -283,15 +283,15 @@ def _add_contact_hessians(data, indptr, indices, z_index, z_coef, dense_lo, x, k
 def _union_keys(sorted_keys, keys):
     """Sorted unique values of sorted_keys (sorted, unique) together with keys (any order): a
     pattern's keys grown by new entries (np.unique of both, without hashing the large set)."""
-    keys = np.sort(keys)
+    order = _stable_argsort(keys)
     out = np.empty(sorted_keys.shape[0] + keys.shape[0], dtype=np.int64)
     n = i = j = 0
     while i < sorted_keys.shape[0] or j < keys.shape[0]:
-        if j == keys.shape[0] or (i < sorted_keys.shape[0] and sorted_keys[i] <= keys[j]):
+        if j == keys.shape[0] or (i < sorted_keys.shape[0] and sorted_keys[i] <= keys[order[j]]):
             key = sorted_keys[i]
             i += 1
         else:
-            key = keys[j]
+            key = keys[order[j]]
             j += 1
         if n == 0 or out[n - 1] != key:
             out[n] = key
