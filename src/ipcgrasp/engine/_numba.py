@@ -40,6 +40,7 @@ import gc
 import hashlib
 import importlib
 import re
+import time
 from pathlib import Path
 
 import numba
@@ -184,18 +185,23 @@ class Compilations(event.Listener):
     """Within `with Compilations() as compiled:`, compiled.kernels lists every ipcgrasp kernel
     numba compiles, also those compiled as another kernel's callees, in the order their
     compilations end, as [module, name, [argument type, ...]] with the types as text
-    (`numba_type` reads them back). Loads from the on-disk cache are not compilations."""
+    (`numba_type` reads them back), and compiled.seconds the CPU s of each compilation, the
+    callees it compiled included. Loads from the on-disk cache are not compilations."""
 
     def __init__(self):
         self.kernels = []
+        self.seconds = []
+        self._started = []  # CPU s at the start of each compilation under way, nested ones last
 
     def on_start(self, ev):
-        pass
+        self._started.append(time.process_time())
 
     def on_end(self, ev):
+        seconds = time.process_time() - self._started.pop()
         function = ev.data["dispatcher"].py_func
         if function.__module__.startswith("ipcgrasp."):
             self.kernels.append(_kernel_entry(function, ev.data["args"]))
+            self.seconds.append(seconds)
 
     def __enter__(self):
         event.register("numba:compile", self)
@@ -219,13 +225,13 @@ def loaded_kernels() -> list:
 
 def compile_listed(kernels, stop=None) -> list[str]:
     """Compile each kernel of `kernels` ([module, name, [argument type text, ...]], as
-    loaded_kernels lists them) for its signature, or load it from the on-disk cache when
+    loaded_kernels lists them; items after these are ignored) for its signature, or load it from the on-disk cache when
     another process has compiled it since; stop: an Event, checked before each kernel, that ends
     the work early. Returns what could not be compiled, one line each (a kernel renamed or whose
     argument types changed since the list was recorded): the work the list was recorded from
     compiles those on first use."""
     skipped = []
-    for module, name, argument_types in kernels:
+    for module, name, argument_types, *_ in kernels:
         if stop is not None and stop.is_set():
             break
         try:

@@ -8,9 +8,10 @@ needed, no pose noise) with each contact model the study uses, which calls every
 trial with the argument types a real trial passes. `./run.sh` runs it after installing.
 
 numba compiles one kernel at a time in a process. With jobs > 1, helper processes compile the
-kernels listed in KERNELS (the warm-up's own, recorded by `record_kernels`) from the other end of
-the list while the warm-up runs: each process finds in the on-disk cache what another has
-finished, so on two cores the compilation takes about two thirds of the time.
+kernels listed in KERNELS (the warm-up's own, recorded by `record_kernels` with their costs)
+while the warm-up runs, each first the share of the list the warm-up reaches last, costliest
+kernel first (`_helper_order`): each process finds in the on-disk cache what another has
+finished.
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ from ipcgrasp.grasp.simulate import simulate_grasp
 
 BOX_SIDE = 0.03  # m, the bundled cube's size
 BOX_MASS = 0.003  # kg
-# The kernels warm_up compiles for calls from Python, with their argument types, in the order a
-# warm-up with an empty cache finishes them: `python -m ipcgrasp.grasp.warmup --record` rewrites it
-# (tests/grasp/test_warmup.py checks that it lists what warm_up compiles).
+# The kernels warm_up compiles for calls from Python, with their argument types and the CPU s of
+# their compilation, in the order a warm-up with an empty cache finishes them: `python -m
+# ipcgrasp.grasp.warmup --record` rewrites it (tests/grasp/test_warmup.py checks that it lists what
+# warm_up compiles).
 KERNELS = Path(__file__).with_name("warmup_kernels.json")
 # More compiling processes than this mostly compile the same callees again (each kernel compiles
 # its own call tree).
@@ -64,12 +66,21 @@ def default_jobs() -> int:
 
 
 def _helper_order(kernels: list, helper: int, helpers: int) -> list:
-    """What helper `helper` of `helpers` compiles, in order: the list from its far end (the
-    warm-up compiles from the near end), each further helper starting an equal share further
-    along."""
-    order = kernels[::-1]
-    start = helper * len(order) // helpers
-    return order[start:] + order[:start]
+    """What helper `helper` of `helpers` compiles, in order. The warm-up compiles the list's
+    kernels in the list's order; their recorded costs (an entry's fourth item, CPU s) split the
+    list into helpers + 1 stretches of equal cost, the warm-up's first. Helper k takes stretch
+    k + 1 first, its costliest kernels first, then the rest of the list from its far end: what is
+    left when the warm-up reaches the stretch is cheap, and a kernel a helper is still compiling
+    when the warm-up needs it is compiled twice."""
+    share = sum(entry[3] for entry in kernels) / (helpers + 1)
+    stretch, before = [], 0.0
+    for k, entry in enumerate(kernels):
+        if int((before + entry[3] / 2) // share) == helper + 1:  # its middle in share helper + 1
+            stretch.append(k)
+        before += entry[3]
+    stretch.sort(key=lambda k: -kernels[k][3])
+    rest = [k for k in reversed(range(len(kernels))) if k not in stretch]
+    return [kernels[k] for k in stretch + rest]
 
 
 @contextlib.contextmanager
@@ -162,24 +173,29 @@ def _simulate_box(log: Callable[[str], None]) -> list[tuple[str, float, str]]:
     return done
 
 
-# In a child process: the warm-up, then as JSON either the order in which its kernels compile
-# ("order", run with an empty cache) or the kernels it calls from Python ("called", run with the
-# cache the first filled).
+# In a child process: the warm-up, then as JSON either the kernels it compiles in the order their
+# compilations end, each with its CPU s ("order", run with an empty cache) or the kernels it calls
+# from Python ("called", run with the cache the first filled).
 _RECORD = """
 import json, sys
 from ipcgrasp.engine._numba import Compilations, loaded_kernels
 from ipcgrasp.grasp.warmup import warm_up
 with Compilations() as compiled:
     warm_up(log=lambda line: None)
-json.dump(compiled.kernels if sys.argv[1] == "order" else loaded_kernels(), sys.stdout)
+if sys.argv[1] == "order":
+    json.dump([entry + [seconds] for entry, seconds in zip(compiled.kernels, compiled.seconds)], sys.stdout)
+else:
+    json.dump(loaded_kernels(), sys.stdout)
 """
 
 
 def record_kernels(path: Path = KERNELS) -> int:
     """Write to `path` (atomically) the kernels the warm-up calls from Python, with their argument
     types, in the order a warm-up with an empty numba cache finishes compiling them (a kernel
-    compiled first as another's callee counts from then); returns how many. Runs the warm-up in
-    two child processes on a temporary NUMBA_CACHE_DIR, removed after: about a minute of CPU."""
+    compiled first as another's callee counts from then), each with the CPU s of that first
+    compilation, its callees included (what `_helper_order` shares the list by); returns how
+    many. Runs the warm-up in two child processes on a temporary NUMBA_CACHE_DIR, removed after:
+    about a minute of CPU."""
     from ipcgrasp.io import write_bytes_atomic
 
     found = {}
@@ -189,13 +205,14 @@ def record_kernels(path: Path = KERNELS) -> int:
                                    capture_output=True, text=True)
             if child.returncode != 0:
                 raise RuntimeError(f"recording the warm-up's kernels failed:\n{child.stderr}")
-            found[mode] = [json.dumps(entry) for entry in json.loads(child.stdout)]
-    rank = {}  # entry -> when its first compilation ended
-    for k, entry in enumerate(found["order"]):
-        rank.setdefault(entry, k)
-    listed = sorted(found["called"], key=lambda entry: rank.get(entry, len(rank)))
-    write_bytes_atomic(path, ("[\n" + ",\n".join(listed) + "\n]\n").encode("utf-8"))
-    return len(listed)
+            found[mode] = json.loads(child.stdout)
+    first = {}  # kernel -> (when its first compilation ended, its CPU s)
+    for k, (*entry, seconds) in enumerate(found["order"]):
+        first.setdefault(json.dumps(entry), (k, seconds))
+    listed = sorted(found["called"], key=lambda entry: first.get(json.dumps(entry), (len(first), 0.0)))
+    lines = [json.dumps(entry + [round(first.get(json.dumps(entry), (0, 0.0))[1], 2)]) for entry in listed]
+    write_bytes_atomic(path, ("[\n" + ",\n".join(lines) + "\n]\n").encode("utf-8"))
+    return len(lines)
 
 
 if __name__ == "__main__":
