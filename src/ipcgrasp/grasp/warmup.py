@@ -9,8 +9,8 @@ trial with the argument types a real trial passes. `./run.sh` runs it after inst
 
 numba compiles one kernel at a time in a process. With jobs > 1, helper processes compile the
 kernels listed in KERNELS (the warm-up's own, recorded by `record_kernels` with their costs)
-while the warm-up runs, each first the share of the list the warm-up reaches last, costliest
-kernel first (`_helper_order`): each process finds in the on-disk cache what another has
+while the warm-up runs, each first a costly kernel the warm-up reaches late, then the list from
+its far end (`_helper_order`): each process finds in the on-disk cache what another has
 finished.
 """
 
@@ -68,19 +68,22 @@ def default_jobs() -> int:
 def _helper_order(kernels: list, helper: int, helpers: int) -> list:
     """What helper `helper` of `helpers` compiles, in order. The warm-up compiles the list's
     kernels in the list's order; their recorded costs (an entry's fourth item, CPU s) split the
-    list into helpers + 1 stretches of equal cost, the warm-up's first. Helper k takes stretch
-    k + 1 first, its costliest kernels first, then the rest of the list from its far end: what is
-    left when the warm-up reaches the stretch is cheap, and a kernel a helper is still compiling
-    when the warm-up needs it is compiled twice."""
+    list into helpers + 1 stretches of equal cost, the warm-up's first. Helper k first compiles
+    the costliest kernel of stretch k + 1, long before the warm-up reaches it, then the list from
+    its far end (the warm-up compiles from the near end), each further helper starting an equal
+    share of the list further along: a kernel a helper is still compiling when the warm-up needs
+    it is compiled twice, and the list's costliest kernel lies near its middle, where a helper
+    going from the far end alone would reach it just before the warm-up does."""
     share = sum(entry[3] for entry in kernels) / (helpers + 1)
     stretch, before = [], 0.0
     for k, entry in enumerate(kernels):
         if int((before + entry[3] / 2) // share) == helper + 1:  # its middle in share helper + 1
             stretch.append(k)
         before += entry[3]
-    stretch.sort(key=lambda k: -kernels[k][3])
-    rest = [k for k in reversed(range(len(kernels))) if k not in stretch]
-    return [kernels[k] for k in stretch + rest]
+    first = [max(stretch, key=lambda k: kernels[k][3])] if stretch else []
+    order = list(reversed(range(len(kernels))))
+    start = helper * len(order) // helpers
+    return [kernels[k] for k in first + [k for k in order[start:] + order[:start] if k not in first]]
 
 
 @contextlib.contextmanager
