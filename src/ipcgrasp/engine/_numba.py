@@ -225,9 +225,9 @@ def loaded_kernels() -> list:
 
 def compile_listed(kernels, stop=None) -> list[str]:
     """Compile each kernel of `kernels` ([module, name, [argument type text, ...]], as
-    loaded_kernels lists them; items after these are ignored) for its signature, or load it from the on-disk cache when
-    another process has compiled it since; stop: an Event, checked before each kernel, that ends
-    the work early. Returns what could not be compiled, one line each (a kernel renamed or whose
+    loaded_kernels lists them; items after these are ignored) for its signature, or load it from
+    the on-disk cache when another process has compiled it since; stop: an Event, checked before
+    each kernel, that ends the work early. Returns what could not be compiled, one line each (a kernel renamed or whose
     argument types changed since the list was recorded): the work the list was recorded from
     compiles those on first use."""
     skipped = []
