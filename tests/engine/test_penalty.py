@@ -316,11 +316,12 @@ def test_the_ray_count_decides_inside_a_closed_surface_as_the_winding_number_doe
     assert penetration._closed(faces) and not penetration._closed(faces[1:])
     reach = penetration.RAY_REACH * np.abs(x).max()
     points = _ray_probe_points(mesh, rng)
-    by_ray = [penetration._inside(p, x, faces, 0, len(faces), True, reach) for p in points]
+    boxes = penetration._face_boxes(x, faces)
+    by_ray = [penetration._inside(p, x, faces, boxes, 0, len(faces), True, reach) for p in points]
     by_angles = np.abs(winding_number(points, x, faces)) > 0.5
     np.testing.assert_array_equal(by_ray, by_angles)
     assert 100 < by_angles.sum() < len(points) - 100
-    ambiguous = [penetration._vertical_ray_crossings(p, x, faces, 0, len(faces), reach)[1] for p in points]
+    ambiguous = [penetration._vertical_ray_crossings(p, x, faces, boxes, 0, len(faces), reach)[1] for p in points]
     assert any(ambiguous) and not any(ambiguous[:500])  # the corner lines and the surface, not points anywhere
 
 

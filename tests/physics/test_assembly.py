@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ipcgrasp.engine import ccd
 from ipcgrasp.engine import collisions as contact
 from ipcgrasp.engine.affine_body import orthogonality_potential_hessian
 from ipcgrasp.engine.broadphase import candidates
@@ -214,6 +215,29 @@ def test_culled_candidates_match_the_full_broad_phase():
                          plane_vertices=sim.proximity.plane_vertices)
         assert len(ref[0]) + len(ref[1]) > 0
         assert_same_candidates(got, ref)
+    # ... and motions from one carried reference to another farther on (a lift step longer than
+    # the slack): the cached pairs are among the broad phase's, and everything the broad phase's
+    # pairs decide (the contacts along the motion, its time of impact) they decide alike
+    for _ in range(5):
+        a = x0 + carried + rng.uniform(-0.25 * slack, 0.25 * slack, x0.shape)
+        b = x0 + 5.0 * carried + rng.uniform(-0.25 * slack, 0.25 * slack, x0.shape)
+        for radius in (0.0, sim.dhat):
+            broad_phases = sim.proximity.broad_phases
+            got = sim.proximity.candidates(a, b, radius)
+            assert sim.proximity.pair_cache is reference and sim.proximity.broad_phases == broad_phases
+            ref = candidates(a, b, m.edges, m.faces, m.vertex_body, radius, can_collide=m.can_collide,
+                             plane_origin=m.plane_origin, plane_normal=m.plane_normal,
+                             plane_vertices=sim.proximity.plane_vertices)
+            assert set(map(tuple, got[0].tolist())) <= set(map(tuple, ref[0].tolist()))
+            assert set(map(tuple, np.sort(got[1], axis=1).tolist())) <= set(map(tuple, np.sort(ref[1], axis=1).tolist()))
+            assert len(got[0]) + len(got[1]) > 0
+            toi = [ccd.collision_free_stepsize(a, b, *pairs, m.edges, m.faces, m.plane_origin, m.plane_normal)
+                   for pairs in (got, ref)]
+            assert toi[0] == toi[1]
+            for s_ in (0.0, 0.5, 1.0):
+                y = a + s_ * (b - a)
+                found = [contact.build_collisions(m, y, sim.dhat, candidates=pairs) for pairs in (got, ref)]
+                assert np.array_equal(found[0].vertices, found[1].vertices)
     # one pair of bodies (as body_distance asks), without the ground
     pair = np.zeros_like(m.can_collide)
     pair[0, 1] = pair[1, 0] = True

@@ -91,24 +91,41 @@ def _winding_numbers(points, x, faces):
 
 
 @njit
-def _vertical_ray_crossings(p, x, faces, first, last, reach):
+def _face_boxes(x, faces):
+    """Per triangle (rows of faces, corners rows of x) its corners' smallest and largest x, y
+    and largest z (F, 5), m: what the vertical ray test looks at before the triangle itself."""
+    boxes = np.empty((faces.shape[0], 5))
+    for f in range(faces.shape[0]):
+        a, b, c = x[faces[f, 0]], x[faces[f, 1]], x[faces[f, 2]]
+        boxes[f, 0] = min(a[0], b[0], c[0])
+        boxes[f, 1] = max(a[0], b[0], c[0])
+        boxes[f, 2] = min(a[1], b[1], c[1])
+        boxes[f, 3] = max(a[1], b[1], c[1])
+        boxes[f, 4] = max(a[2], b[2], c[2])
+    return boxes
+
+
+@njit
+def _vertical_ray_crossings(p, x, faces, boxes, first, last, reach):
     """(signed count, ambiguous) of the crossings of the vertical ray from p upwards with the
-    triangles faces[first:last] (rows of x): +1 where it passes through a triangle whose corners
-    run counter-clockwise seen from above (it leaves an outward-oriented surface there), -1 where
-    they run clockwise. For a closed, consistently oriented surface the count is the winding
-    number at p. Ambiguous (the count says nothing) when p's vertical line passes within `reach`
-    (m) of a triangle's edge or corner line seen from above, or p lies within `reach` of the plane
-    of a triangle the ray meets: there rounding could decide, and the solid angles must."""
+    triangles faces[first:last] (rows of x; boxes: their `_face_boxes`): +1 where it passes
+    through a triangle whose corners run counter-clockwise seen from above (it leaves an
+    outward-oriented surface there), -1 where they run clockwise. For a closed, consistently
+    oriented surface the count is the winding number at p. Ambiguous (the count says nothing)
+    when p's vertical line passes within `reach` (m) of a triangle's edge or corner line seen
+    from above, or p lies within `reach` of the plane of a triangle the ray meets: there
+    rounding could decide, and the solid angles must."""
     count = 0
     for f in range(first, last):
+        # beside p seen from above, or wholly below it: each corner's offset from p beyond the
+        # reach, told by the extreme corner (rounding a difference is monotonic)
+        if (boxes[f, 0] - p[0] > reach or boxes[f, 1] - p[0] < -reach or boxes[f, 2] - p[1] > reach
+                or boxes[f, 3] - p[1] < -reach or boxes[f, 4] - p[2] < -reach):
+            continue
         a, b, c = x[faces[f, 0]], x[faces[f, 1]], x[faces[f, 2]]
         ax, ay, az = a[0] - p[0], a[1] - p[1], a[2] - p[2]
         bx, by, bz = b[0] - p[0], b[1] - p[1], b[2] - p[2]
         cx, cy, cz = c[0] - p[0], c[1] - p[1], c[2] - p[2]
-        if (ax > reach and bx > reach and cx > reach) or (ax < -reach and bx < -reach and cx < -reach) \
-                or (ay > reach and by > reach and cy > reach) or (ay < -reach and by < -reach and cy < -reach) \
-                or (az < -reach and bz < -reach and cz < -reach):
-            continue  # beside p seen from above, or wholly below it
         # twice the signed areas p makes with each edge seen from above, and each edge's reach
         # (its length in the 1-norm, at least its 2-norm, times `reach`)
         e_ab, e_bc, e_ca = ax * by - ay * bx, bx * cy - by * cx, cx * ay - cy * ax
@@ -131,12 +148,13 @@ def _vertical_ray_crossings(p, x, faces, first, last, reach):
 
 
 @njit
-def _inside(p, x, faces, first, last, closed, reach):
-    """Whether p is inside the surface faces[first:last] (rows of x): |winding number| > 1/2.
-    A closed surface (`closed`) is decided by counting the vertical ray's crossings, the
-    solid angles summed only where that is ambiguous (_vertical_ray_crossings)."""
+def _inside(p, x, faces, boxes, first, last, closed, reach):
+    """Whether p is inside the surface faces[first:last] (rows of x; boxes: their
+    `_face_boxes`): |winding number| > 1/2. A closed surface (`closed`) is decided by counting
+    the vertical ray's crossings, the solid angles summed only where that is ambiguous
+    (_vertical_ray_crossings)."""
     if closed:
-        count, ambiguous = _vertical_ray_crossings(p, x, faces, first, last, reach)
+        count, ambiguous = _vertical_ray_crossings(p, x, faces, boxes, first, last, reach)
         if not ambiguous:
             return count != 0
     return abs(_winding_number(p, x, faces, first, last)) > 0.5
@@ -193,6 +211,7 @@ def _depths(x, vertices, vertex_body, faces, face_start, can_collide, plane_orig
             if can_collide[a, b] and face_start[b + 1] > face_start[b]:
                 near[a, b] = (lo[a, 0] <= hi[b, 0] and lo[b, 0] <= hi[a, 0] and lo[a, 1] <= hi[b, 1]
                               and lo[b, 1] <= hi[a, 1] and lo[a, 2] <= hi[b, 2] and lo[b, 2] <= hi[a, 2])
+    boxes = _face_boxes(x, faces)
     depth = np.zeros(vertices.shape[0])
     for i in range(vertices.shape[0]):
         v = vertices[i]
@@ -209,7 +228,7 @@ def _depths(x, vertices, vertex_body, faces, face_start, can_collide, plane_orig
                 continue
             if _outside_hull(p, normals, offsets, hull_start[b], hull_start[b + 1]):
                 continue
-            if not _inside(p, x, faces, face_start[b], face_start[b + 1], closed[b], reach):
+            if not _inside(p, x, faces, boxes, face_start[b], face_start[b + 1], closed[b], reach):
                 continue
             d2 = np.inf
             for f in range(face_start[b], face_start[b + 1]):

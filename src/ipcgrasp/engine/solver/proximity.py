@@ -3,9 +3,12 @@ surface, and the pair cache that serves most of a step's queries.
 
 A query for radii up to dhat is answered from pairs found once, by a broad phase of radius
 dhat + 2 PAIR_CACHE_SLACK dhat at reference positions, while the contact surface stays within
-PAIR_CACHE_SLACK dhat of them (up to one common translation); the cached pairs are filtered by
-the broad phase's own box test, so a query gets the pairs a broad phase would find. A query
-that leaves the slack finds new reference pairs: that is the cache's one invalidation point.
+PAIR_CACHE_SLACK dhat of them up to a common translation (at each end of the query's motion its
+own: a lift carries pads and object up together, farther in one step than the slack); the cached
+pairs are filtered by the broad phase's own box test. A query then gets every pair that comes
+within its radius on the motion, as a broad phase would, and for a motion that stays within the
+slack of one translation exactly the broad phase's pairs. A query that leaves the slack finds
+new reference pairs: that is the cache's one invalidation point.
 """
 
 from __future__ import annotations
@@ -103,18 +106,31 @@ def _overlapping_pairs(x0, x1, pairs, elems_a, elems_b, half_radius):
 
 
 @njit
+def _mean(x):
+    """The mean (3,) of the positions x (n,3)."""
+    total = np.zeros(3)
+    for v in range(x.shape[0]):
+        for a in range(3):
+            total[a] += x[v, a]
+    return total / x.shape[0]
+
+
+@njit
+def _within_translated(x, ref, ref_mean, bound):
+    """Whether every coordinate of x (n,3) is within `bound` (m) of ref (n,3) moved by the mean
+    translation since (x's mean less ref_mean, ref's mean)."""
+    return _moved_within(x, ref, bound, _mean(x) - ref_mean)
+
+
+@njit
 def _cached_pairs(x0, x1, ref, ref_mean, vf, ee, vertex_rows, faces, edges, slack, half_radius):
     """Proximity.candidates from its pair cache (ref: the positions the cached vertex-face and
-    edge-edge pairs vf, ee were found at, ref_mean their mean): whether x0 and x1 both lie within
-    `slack` (m) of ref moved by the contact surface's mean translation since (x0's mean - ref_mean),
-    and if so the cached pairs whose boxes over x0 -> x1 grown by half_radius overlap."""
-    shift = np.zeros(3)
-    for v in range(x0.shape[0]):
-        for a in range(3):
-            shift[a] += x0[v, a]
-    for a in range(3):
-        shift[a] = shift[a] / x0.shape[0] - ref_mean[a]
-    if not (_moved_within(x0, ref, slack, shift) and _moved_within(x1, ref, slack, shift)):
+    edge-edge pairs vf, ee were found at, ref_mean their mean): whether x0 and x1 each lie within
+    `slack` (m) of ref moved by the contact surface's mean translation since (their mean -
+    ref_mean), and if so the cached pairs whose boxes over x0 -> x1 grown by half_radius overlap.
+    Every point of the motion then lies within the slack of ref moved by the interpolated
+    translation, so two primitives come no more than 2 slack nearer each other than at ref."""
+    if not (_within_translated(x0, ref, ref_mean, slack) and _within_translated(x1, ref, ref_mean, slack)):
         return False, vf[:0], ee[:0]
     return (True, _overlapping_pairs(x0, x1, vf, vertex_rows, faces, half_radius),
             _overlapping_pairs(x0, x1, ee, edges, edges, half_radius))
@@ -127,7 +143,9 @@ class Proximity:
     rounding. plane_vertices: the contact-surface vertices that may touch the ground.
 
     pair_cache: (reference positions (N,3), their mean (3,), vertex-face pairs, edge-edge pairs)
-    of the pairs `candidates` reuses, or None before the first query that uses it."""
+    of the pairs `candidates` reuses, or None before the first query that uses it;
+    broad_phases: how many broad phases (spatial hashing) `candidates` has run (a count for
+    tests and benchmarks)."""
 
     def __init__(self, mesh, dhat: float, bbox_diagonal: float):
         self.edges, self.faces, self.vertex_body = mesh.edges, mesh.faces, mesh.vertex_body
@@ -143,6 +161,7 @@ class Proximity:
         self._surface_vertex_rows = np.ascontiguousarray(self._surface_vertices[:, None])
         self._vertex_rows = np.arange(mesh.num_vertices, dtype=np.int64)[:, None]  # vertex v as a one-vertex element
         self.pair_cache = None
+        self.broad_phases = 0
 
     def candidates(self, x0, x1, radius, can_collide=None):
         """Broad-phase pairs (vertex-face, edge-edge, vertex-plane) that come within `radius` (m)
@@ -152,15 +171,17 @@ class Proximity:
         body pairs to look at (default: the mesh's); given, the ground is left out.
 
         Vertex-face and edge-edge pairs for radii up to dhat come from the pair cache, kept while
-        x0 and x1 stay within PAIR_CACHE_SLACK dhat of its reference positions (every box of the
-        query then lies inside a cached box, so the cached pairs hold all of the query's),
-        filtered by the broad phase's own box test: the same pairs, without a grid per Newton
-        iteration. The test allows for one translation of the whole contact surface since the
-        reference (the mean motion): pairs do not change when every body moves alike, as when
-        the jaws lift the object."""
+        x0 and x1 each stay within PAIR_CACHE_SLACK dhat of its reference positions moved by the
+        contact surface's mean translation since (pairs do not change when every body moves
+        alike, as when the jaws lift the object), filtered by the broad phase's own box test,
+        without a grid per Newton iteration. Every pair that comes within `radius` on the motion
+        is among the cached ones, so the query gets it. Where the motion stays within the slack
+        of one translation these are exactly the broad phase's pairs; over a longer common
+        translation a broad phase's swept boxes also pair primitives that only pass each other
+        along it, which never come within the radius."""
         slack = PAIR_CACHE_SLACK * self.dhat
         cache = self.pair_cache
-        if can_collide is None and radius <= self.dhat and _moved_within(x1, x0, slack, np.zeros(3)):
+        if can_collide is None and radius <= self.dhat and _within_translated(x1, x0, _mean(x0), slack):
             # proximity is unchanged by a common translation (a lift carries pads and object up)
             hit = cache is not None
             if hit:
@@ -184,6 +205,7 @@ class Proximity:
     def _grid_candidates(self, x0, x1, radius, pairs):
         """Vertex-face and edge-edge pairs of `candidates` by a broad phase (spatial hashing) over
         the primitives near a body they may touch; pairs: (B, B) body pairs to look at."""
+        self.broad_phases += 1
         body_lo, body_hi = _body_boxes_over_vertices(x0, x1, self.vertex_body, self.can_collide.shape[0])
         reach = 2.0 * radius + 1e-9 * self.bbox_diagonal
         verts = self._surface_vertices[_near_partners(x0, x1, self._surface_vertex_rows, self.vertex_body, body_lo,
