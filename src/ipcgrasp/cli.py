@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import sys
 import time
@@ -219,7 +218,6 @@ def _grasp_setup(args):
     return obj, physical, params, gripper
 
 
-@contextlib.contextmanager
 def _start_up(args):
     """Around a command's start-up (its imports and set-up, before its work): the garbage
     collector paused, and on leaving, when the command owns its process (args.owns_process,
@@ -229,17 +227,9 @@ def _start_up(args):
     them, three full ones among them, cost a first cube trial about 0.15 s (0.17-0.21 s of
     collection in all against 0.01 s), and frozen they are left out of its later passes. A
     caller passing argv (the tests) gets the pause without the freeze."""
-    import gc
+    from ipcgrasp.collector import collector_paused
 
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if getattr(args, "owns_process", False):
-                gc.freeze()
-            gc.enable()
+    return collector_paused(freeze=getattr(args, "owns_process", False))
 
 
 def _trial_progress():

@@ -16,8 +16,6 @@ finished.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import multiprocessing
 import os
@@ -31,6 +29,7 @@ from typing import Callable
 import numpy as np
 import trimesh
 
+from ipcgrasp.collector import collector_paused
 from ipcgrasp.documents import load_json
 from ipcgrasp.engine._numba import compile_listed
 from ipcgrasp.grasp.gripper import Gripper
@@ -86,24 +85,9 @@ def _helper_order(kernels: list, helper: int, helpers: int) -> list:
     return [kernels[k] for k in first + [k for k in order[start:] + order[:start] if k not in first]]
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """The garbage collector off inside (and on again after, if it was on): numba's compiler
-    allocates millions of objects, and the collector's passes over a compiling process's growing
-    heap took 6.4 s of a 59.5 s warm-up on an empty cache (5,100 collections). Paused, the
-    warm-up's process peaks at 1.3 GB instead of 0.75 GB."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _compile_helper(kernels: list, stop) -> None:
     """A helper process's work: compile the kernels until done or stopped; report what it skipped."""
-    with _collector_paused():
+    with collector_paused():
         skipped = compile_listed(kernels, stop)
     for line in skipped:
         print(f"ipcgrasp compile: a helper could not compile {line}; the warm-up compiles it", file=sys.stderr)
@@ -113,7 +97,9 @@ def warm_up(log: Callable[[str], None] = print, jobs: int = 1) -> list[tuple[str
     """Simulate the box grasp once per contact model (SimParams defaults otherwise) and measure
     the jaws closed into the box once, compiling what is not in numba's cache yet; jobs > 1
     starts jobs - 1 helper processes that compile the kernels listed in KERNELS meanwhile. Every
-    process compiles with the garbage collector paused (`_collector_paused`).
+    process compiles with the garbage collector paused (`ipcgrasp.collector`): numba's compiler
+    allocates millions of objects, and the collector's passes over the growing heap took 6.4 s of
+    a 59.5 s warm-up on an empty cache; paused, a compiling process peaks at 1.3 GB, not 0.75 GB.
     Returns (contact model, CPU s of this process, outcome: "held" or the failure label and
     reason) per model; the outcome is for information (the penalty model with its default
     stiffness lets the box slip), the kernels are compiled either way."""
@@ -121,7 +107,7 @@ def warm_up(log: Callable[[str], None] = print, jobs: int = 1) -> list[tuple[str
         raise ValueError(f"warm_up: jobs must be at least 1, got {jobs}")
     helpers, stop = _start_helpers(jobs - 1, log)
     try:
-        with _collector_paused():
+        with collector_paused():
             return _simulate_box(log)
     finally:
         if stop is not None:
