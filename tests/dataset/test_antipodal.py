@@ -70,6 +70,20 @@ def test_box_grasps_join_opposite_faces_inside_both_cones(box_grasps):
     assert max(c.friction_angles[0] for c in box_grasps.candidates) > 0.5 * cone
 
 
+PAD_REACH = pad_surface("rounded").vertices[:, 0].max()  # how far the pad reaches past its tooltip origin
+
+
+def _setback(candidate):
+    """How far (m) the candidate's contacts lie along its approach from the tooltip origins closed
+    to its width, after checking that they lie on the lines through them along the approach."""
+    tips = Gripper.yumi().tooltip_poses(candidate.grasp_pose, candidate.width)
+    offset = candidate.contacts - tips[:, :3, 3]
+    along = offset @ candidate.approach
+    assert np.allclose(offset - along[:, None] * candidate.approach, 0.0, atol=1e-4)  # the tooltips' 11 micron y offset
+    assert along[0] == pytest.approx(along[1], abs=1e-9)
+    return along[0]
+
+
 def test_box_grasp_frames_follow_the_simulator_convention(box_grasps):
     gripper = Gripper.yumi()
     for c in box_grasps.candidates:
@@ -77,10 +91,42 @@ def test_box_grasp_frames_follow_the_simulator_convention(box_grasps):
         assert np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-12) and np.linalg.det(rotation) > 0
         assert c.axis @ c.approach == pytest.approx(0.0, abs=1e-12)
         assert c.approach[2] <= 1e-12  # the wrist above the grasp
-        # jaw 0's pad faces p, jaw 1's faces q: closing the jaws to the width puts both front faces on them
+        # jaw 0's pad faces p, jaw 1's faces q: closing the jaws to the width puts both front faces on them,
+        # the contacts between the tooltip origins and the pads' tips
         tips = gripper.tooltip_poses(c.grasp_pose, c.width)
-        assert np.allclose(tips[:, :3, 3], c.contacts, atol=1e-4)  # the tooltips' 11 micron y offset
+        assert -1e-12 <= _setback(c) <= PAD_REACH - SamplerSettings().tip_margin + 1e-12
         assert np.allclose(tips[0, :3, 2], c.axis) and np.allclose(tips[1, :3, 2], -c.axis)
+
+
+def _lowest_jaw_point(grasp_pose, width, rng):
+    """Lowest world z (m) of both jaws' surfaces from the widest opening to the pads squeezed at
+    the contacts (`_jaw_surface_points` at both ends: heights are linear in the opening)."""
+    pad_depth = 0.8 * 3e-3  # DATA.md section 3: the pad is 2.4 mm thick after the 0.8 scale
+    return min(_jaw_surface_points(grasp_pose, opening, rng)[:, 2].min()
+               for opening in (Gripper.yumi().max_opening, width - 2 * pad_depth))
+
+
+def test_a_flat_box_is_gripped_near_the_fingertips_just_clear_of_the_ground():
+    """A 50 x 25 x 8 mm box lying flat: with the contacts at the tooltip origins the pads' tips
+    (8 mm past them) would go 3-5 mm under the ground, so every grasp is moved back along its
+    approach until its lowest jaw point is exactly the ground clearance up; the contacts stay on
+    the pads, at least the tip margin from their tips. With a tip margin that leaves no room the
+    ground rejects every attempt."""
+    flat = GraspObject.from_mesh(trimesh.creation.box([0.05, 0.025, 0.008]), 0.02, "flat box")
+    settings = SamplerSettings()
+    sampling = sample_antipodal_grasps(flat, 12, settings, seed=0)
+    assert len(sampling.candidates) == 12
+    rng = np.random.default_rng(0)
+    for c in sampling.candidates:
+        setback = _setback(c)
+        assert 0.0 < setback <= PAD_REACH - settings.tip_margin + 1e-12
+        assert _lowest_jaw_point(c.grasp_pose, c.width, rng) == pytest.approx(settings.ground_clearance, abs=1e-9)
+        unmoved = c.grasp_pose.copy()
+        unmoved[:3, 3] += setback * c.approach
+        assert _lowest_jaw_point(unmoved, c.width, rng) < settings.ground_clearance
+    _assert_jaws_start_clear(sampling, [(np.array([-0.025, -0.0125, -0.004]), np.array([0.025, 0.0125, 0.004]))], rng)
+    none = sample_antipodal_grasps(flat, 1, SamplerSettings(tip_margin=PAD_REACH, max_attempts=2000), seed=0)
+    assert none.candidates == [] and none.rejections["ground"] > 0
 
 
 def _assert_jaws_start_clear(sampling, boxes, rng):
@@ -252,5 +298,7 @@ def test_an_object_without_antipodal_pairs_yields_no_grasp_within_the_attempts()
 def test_settings_reject_bad_values():
     with pytest.raises(ValueError, match="SamplerSettings.mu"):
         SamplerSettings(mu=-0.1)
+    with pytest.raises(ValueError, match="SamplerSettings.tip_margin"):
+        SamplerSettings(tip_margin=-1e-3)
     with pytest.raises(ValueError, match="max_attempts"):
         SamplerSettings(max_attempts=0)

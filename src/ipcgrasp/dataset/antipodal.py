@@ -29,7 +29,13 @@ pose and a grasp axis a drawn inside p's friction cone (seeded):
    reason met ("collision" if any roll cleared the ground, else "ground").
 6. Ground: every vertex of both jaws (pads and backing plates) stays `ground_clearance` above
    the ground z = 0 from the widest opening until the pads are fully compressed at the contacts
-   (vertex heights are linear in the opening, so the two ends bound them).
+   (vertex heights are linear in the opening, so the two ends bound them). A frame whose jaws
+   reach lower is moved back along its approach by the least distance that lifts them to the
+   clearance, so that the contacts lie on the pads' faces between the tooltip origins and the
+   pads' tips, at least `tip_margin` from the tips (farther back than that is "ground"): the
+   pads reach past the tooltip origins (8 mm on the YuMi), and a low object lying on a table
+   is gripped near the fingertips, as a person would. A frame that clears the ground as it is
+   stays where step 5 put it.
 7. Object: at the widest opening both jaws (solids of pad and backing) are at least
    `clearance + noise_margin` from the object (the real gripper: no extra opening).
 
@@ -67,6 +73,7 @@ __all__ = [
     "MAX_ATTEMPTS",
     "MIN_WIDTH",
     "REJECTIONS",
+    "TIP_MARGIN",
     "GraspCandidate",
     "SamplerSettings",
     "Sampling",
@@ -87,6 +94,10 @@ NOISE_MARGIN = 2e-3
 the grasp pose (1 mm and 3 mrad standard deviations per axis, `grasp.perturbation`), which moves
 a jaw sideways or along the approach toward the object by up to about 2 mm in 19 of 20 trials;
 the trial's extra opening absorbs only the part along the closing axis."""
+TIP_MARGIN = 3e-3
+"""Least distance (m) along the approach from the contacts to the pads' tips (step 6): room for a
+contact patch (radii up to about 2 mm on the real-object set at the close force) and for the
+trial's perturbation of the grasp pose (about 1 mm)."""
 ROLLS = 4
 """Approach rolls tried for each antipodal contact pair before it is rejected (for the ground or
 a collision): one pair serves several wrist orientations. More rolls hardly raise the acceptance
@@ -94,9 +105,9 @@ on the real-object set (most pairs the ground rejects are too low or too steep f
 cost quick collision tests."""
 MAX_ATTEMPTS = 100_000
 """Attempts (surface point and axis draws) before the sampler gives up with fewer candidates than
-asked for: the bunny of the real-object set, lying 28 mm high, accepts about 1 in 500 (most of
+asked for: the bunny of the real-object set, lying 28 mm high, accepts about 1 in 190 (most of
 its antipodal pairs squeeze it vertically, the lower jaw under the ground), so 100 grasps take
-some 50,000 attempts (about 1.5 s); an object without any grasp costs at most about 15 s."""
+some 19,000 attempts (about 1 s); an object without any grasp costs at most about 15 s."""
 OBJECT_SAMPLES = 4000
 """Surface points of the object kept for the quick collision test (`_Scene.surely_collide`)."""
 BATCH = 256
@@ -116,7 +127,9 @@ class SamplerSettings:
     """mu: pad-object friction of the cones; clearance (m): jaw-object gap the trial needs at the
     widest opening; noise_margin (m): added to it, so the trial's perturbed pose starts clear too;
     ground_clearance (m); min_width (m); max_attempts: (point, axis) draws before giving up;
-    rolls: approach rolls tried per antipodal pair before it is rejected."""
+    rolls: approach rolls tried per antipodal pair before it is rejected; tip_margin (m): least
+    distance along the approach from the contacts to the pads' tips when a frame is moved back
+    to clear the ground (module docstring, step 6)."""
 
     mu: float = 0.4
     clearance: float = SimParams().clearance
@@ -125,11 +138,12 @@ class SamplerSettings:
     max_attempts: int = MAX_ATTEMPTS
     noise_margin: float = NOISE_MARGIN
     rolls: int = ROLLS
+    tip_margin: float = TIP_MARGIN
 
     def __post_init__(self):
         if not (isinstance(self.rolls, (int, np.integer)) and self.rolls >= 1):
             raise ValueError(f"SamplerSettings.rolls must be a positive integer, got {self.rolls!r}")
-        for name in ("mu", "clearance", "ground_clearance", "min_width", "noise_margin"):
+        for name in ("mu", "clearance", "ground_clearance", "min_width", "noise_margin", "tip_margin"):
             value = getattr(self, name)
             if not (np.isfinite(value) and value >= 0.0):
                 raise ValueError(f"SamplerSettings.{name} must be finite and >= 0, got {value!r}")
@@ -139,7 +153,7 @@ class SamplerSettings:
     def to_dict(self) -> dict:
         return {"mu": self.mu, "clearance": self.clearance, "ground_clearance": self.ground_clearance,
                 "min_width": self.min_width, "max_attempts": self.max_attempts, "noise_margin": self.noise_margin,
-                "rolls": self.rolls}
+                "rolls": self.rolls, "tip_margin": self.tip_margin}
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,6 +267,10 @@ class _Scene:
         self.jaw_points = np.stack([jaw_points @ pose[:3, :3].T + pose[:3, 3] for pose in tooltips])
         self.closing = tooltips[:, :3, 2]
         self.pad_depth = -float(pad.nodes[:, 2].min())  # pad thickness behind its front face
+        # how far (m) a frame may move back along its approach (step 6): the pads' reach past the tooltip
+        # origins, less the tip margin
+        reach = min(float(((pad.nodes @ pose[:3, :3].T)[:, 2]).max()) for pose in tooltips)
+        self.max_setback = max(reach - settings.tip_margin, 0.0)
         self.centre = gripper.tooltip_transforms[:, :3, 3].mean(axis=0)  # contact midpoint, gripper frame
         self.cone = np.arctan(settings.mu)
         self.start_clearance = settings.clearance + settings.noise_margin
@@ -331,8 +349,9 @@ class _Scene:
 
     def place(self, points, q, widths, rolls):
         """Gripper frames for antipodal pairs p -> q (M, 3 each; widths (M,)) at the approach rolls
-        (M, R): (rotations (M, R, 3, 3), translations (M, R, 3), whether both jaws clear the
-        ground (M, R) at the widest opening and with the pads fully compressed at the contacts)."""
+        (M, R), each moved back along its approach as far as its jaws need to clear the ground (step
+        6): (rotations (M, R, 3, 3), translations (M, R, 3), whether both jaws then clear the ground
+        (M, R) at the widest opening and with the pads fully compressed at the contacts)."""
         axes = (q - points) / widths[:, None]
         rotations = approach_frames(axes, rolls)
         translations = 0.5 * (points + q)[:, None, :] - rotations @ self.centre
@@ -341,7 +360,14 @@ class _Scene:
         # vertex heights are linear in the opening, so its two ends bound them
         lowest = np.minimum(self.lowest_jaw_points(rotations, translations, np.zeros(rolls.shape)),
                             self.lowest_jaw_points(rotations, translations, advance))
-        return rotations, translations, lowest >= self.settings.ground_clearance
+        shortfall = self.settings.ground_clearance - lowest
+        rise = -rotations[..., 2, 2]  # height gained (m) per metre moved back along the approach
+        with np.errstate(divide="ignore", invalid="ignore"):
+            setback = np.where(shortfall > 0.0, np.where(rise > 0.0, shortfall / rise, np.inf), 0.0)
+        clear = setback <= self.max_setback
+        moved = clear & (setback > 0.0)
+        translations[moved] -= setback[moved][:, None] * rotations[moved][:, :, 2]
+        return rotations, translations, clear
 
     def clear_of_object(self, rotation, translation) -> bool:
         """Whether both jaws (solids of pad and backing) at the widest opening are at least
