@@ -10,9 +10,11 @@ sampler finds no grasp on is reported with the sampler's rejections.
 Then it prints, per object, the label counts (held and every failure mode, with their share of
 the trials), the sampler's acceptance, the CPU time per trial, and for every slip whether the
 object pivoted about the grasp axis, slid along the pads or rolled over them, with the gravity
-torque against the pads' torsional capacity. With `--pictures DIR` it writes one PNG per object
-into DIR: a held trial and one trial of each failure mode side by side (the first such trial in
-grasp order, simulated again from its seed to draw it).
+torque against the pads' torsional capacity and whether a margin explains it
+(`benchmarks/slip_convergence.py` reruns those no margin explains at a refined solver). With
+`--pictures DIR` it writes one PNG per object into DIR: a held trial and one trial of each
+failure mode side by side (the first such trial in grasp order, simulated again from its seed to
+draw it).
 Run:
 .venv/bin/python benchmarks/dataset_objects.py --out objects_dataset [--objects duck mug] \
     [--n 20] [--trials 5] [--workers 2] [--pictures docs/real_objects]
@@ -84,6 +86,23 @@ def picture(record: dict, k: int, obj: GraspObject, params: SimParams, gripper: 
         return None
     return render_frame(result.frames[-1], result.faces, phase=trial_phases(result)[-1], caption=caption,
                         size=TILE)
+
+
+def explained(trial: dict, record: dict) -> str | None:
+    """Which margin at the close explains a slip, or None: for a pivot, the gravity torque above
+    the pads' torsional capacity ("torque"); for a slide or a roll, the pads' contact normals
+    leaning beyond the friction cone ("normals") or the weight above the pads' friction 2 mu F
+    ("weight")."""
+    mu = record["params"]["mu"]
+    if trial["slip_kind"] == "pivoted":
+        torque, capacity = trial["gravity_torque"], trial["torsional_capacity"]
+        return "torque" if torque is not None and capacity is not None and torque > capacity else None
+    if trial["contact_tilt"] is not None and trial["contact_tilt"] > math.atan(mu):
+        return "normals"
+    forces = [f for f in trial["close_forces"] if f is not None]
+    if forces and record["object"]["mass"] * GRAVITY > 2.0 * mu * float(np.mean(forces)):
+        return "weight"
+    return None
 
 
 def object_row(obj: GraspObject, records: dict, params: SimParams, gripper: Gripper, out: Path):
@@ -168,7 +187,9 @@ def main() -> None:
         if slips:
             print(f"\n{name}: {len(slips)} slips, {dict(Counter(t['slip_kind'] or 'unclassified' for _, _, t in slips))}")
             for i, k, t in slips:
-                print(f"  grasp {i} trial {k}: {slip_words(t, records[i])}")
+                why = explained(t, records[i])
+                print(f"  grasp {i} trial {k}: {slip_words(t, records[i])}; "
+                      f"{'explained by the ' + why if why else 'no margin explains it'}")
     if args.pictures:
         directory = Path(args.pictures)
         directory.mkdir(parents=True, exist_ok=True)
