@@ -89,14 +89,15 @@ def picture(record: dict, k: int, obj: GraspObject, params: SimParams, gripper: 
 
 
 def explained(trial: dict, record: dict) -> str | None:
-    """Which margin at the close explains a slip, or None: for a pivot, the gravity torque above
-    the pads' torsional capacity ("torque"); for a slide or a roll, the pads' contact normals
-    leaning beyond the friction cone ("normals") or the weight above the pads' friction 2 mu F
-    ("weight")."""
+    """Which margin at the close explains a slip, or None: the gravity torque about the grasp axis
+    above the pads' torsional capacity ("torque"), the pads' contact normals leaning beyond the
+    friction cone ("normals"), or the weight above the pads' friction 2 mu F ("weight"). Each is
+    asked of every kind of slip: a roll over the pads mostly comes with a pivot, and which of the
+    two moved the object farther can change from one time step to another."""
     mu = record["params"]["mu"]
-    if trial["slip_kind"] == "pivoted":
-        torque, capacity = trial["gravity_torque"], trial["torsional_capacity"]
-        return "torque" if torque is not None and capacity is not None and torque > capacity else None
+    torque, capacity = trial["gravity_torque"], trial["torsional_capacity"]
+    if torque is not None and capacity is not None and torque > capacity:
+        return "torque"
     if trial["contact_tilt"] is not None and trial["contact_tilt"] > math.atan(mu):
         return "normals"
     forces = [f for f in trial["close_forces"] if f is not None]
