@@ -2,10 +2,10 @@
 rerun at a refined solver.
 
 Reads the records `dataset_objects.py` wrote under OUT (one directory per object of the
-real-object set) and picks each slip whose label no margin explains (`dataset_objects.explained`:
-a pivot whose gravity torque stays within the pads' torsional capacity, a slide or a roll whose
-weight stays within the pads' friction 2 mu F with the contact normals inside the friction cone;
-with --all, every slip). Each is simulated again from its record (object and grasp pose, seed,
+real-object set) and picks each slip that no margin at the close explains
+(`dataset_objects.explained`: the gravity torque within the pads' torsional capacity, the weight
+within the pads' friction 2 mu F, the contact normals inside the friction cone; with --all, every
+slip). Each is simulated again from its record (object and grasp pose, seed,
 the study's SimParams) at dt / 2 and at the convergence benchmark's reference (dt / 4,
 newton_tolerance / 10, dhat / 2: bench_convergence.py), and printed with both labels and a
 verdict:
