@@ -30,12 +30,12 @@ pose and a grasp axis a drawn inside p's friction cone (seeded):
 6. Ground: every vertex of both jaws (pads and backing plates) stays `ground_clearance` above
    the ground z = 0 from the widest opening until the pads are fully compressed at the contacts
    (vertex heights are linear in the opening, so the two ends bound them). A frame whose jaws
-   reach lower is moved back along its approach by the least distance that lifts them to the
-   clearance, so that the contacts lie on the pads' faces between the tooltip origins and the
-   pads' tips, at least `tip_margin` from the tips (farther back than that is "ground"): the
-   pads reach past the tooltip origins (8 mm on the YuMi), and a low object lying on a table
-   is gripped near the fingertips, as a person would. A frame that clears the ground as it is
-   stays where step 5 put it.
+   come lower than `ground_clearance + noise_margin` is first moved back along its approach
+   toward that height, as far as the contacts may go along the pads: they lie on the pads'
+   faces between the tooltip origins and the pads' tips, at least `tip_margin` from the tips.
+   The pads reach past the tooltip origins (8 mm on the YuMi), so a low object lying on a table
+   is gripped near the fingertips, as a person would, and the jaws keep the noise margin above
+   the ground where they can, so that the trial's perturbed pose starts above it too.
 7. Object: at the widest opening both jaws (solids of pad and backing) are at least
    `clearance + noise_margin` from the object (the real gripper: no extra opening).
 
@@ -90,10 +90,11 @@ GROUND_CLEARANCE = 2e-3
 """Smallest height (m) of the jaws above the ground: the object settles 1 mm from where it is
 placed and the simulator perturbs the grasp by about 1 mm."""
 NOISE_MARGIN = 2e-3
-"""Extra jaw-object gap (m) at the widest opening beyond the trial's clearance: the trial perturbs
-the grasp pose (1 mm and 3 mrad standard deviations per axis, `grasp.perturbation`), which moves
-a jaw sideways or along the approach toward the object by up to about 2 mm in 19 of 20 trials;
-the trial's extra opening absorbs only the part along the closing axis."""
+"""Extra jaw-object gap (m) at the widest opening beyond the trial's clearance, and the height
+above the ground clearance a frame is moved back toward (step 6): the trial perturbs the grasp
+pose (1 mm and 3 mrad standard deviations per axis, `grasp.perturbation`), which moves a jaw
+sideways or along the approach toward the object by up to about 2 mm in 19 of 20 trials; the
+trial's extra opening absorbs only the part along the closing axis."""
 TIP_MARGIN = 3e-3
 """Least distance (m) along the approach from the contacts to the pads' tips (step 6): room for a
 contact patch (radii up to about 2 mm on the real-object set at the close force) and for the
@@ -125,11 +126,12 @@ roll that clears the ground."""
 @dataclass(frozen=True)
 class SamplerSettings:
     """mu: pad-object friction of the cones; clearance (m): jaw-object gap the trial needs at the
-    widest opening; noise_margin (m): added to it, so the trial's perturbed pose starts clear too;
-    ground_clearance (m); min_width (m); max_attempts: (point, axis) draws before giving up;
-    rolls: approach rolls tried per antipodal pair before it is rejected; tip_margin (m): least
-    distance along the approach from the contacts to the pads' tips when a frame is moved back
-    to clear the ground (module docstring, step 6)."""
+    widest opening; noise_margin (m): added to it and, where the pads reach, to ground_clearance,
+    so the trial's perturbed pose starts clear too; ground_clearance (m); min_width (m);
+    max_attempts: (point, axis) draws before giving up; rolls: approach rolls tried per antipodal
+    pair before it is rejected; tip_margin (m): least distance along the approach from the
+    contacts to the pads' tips when a frame is moved back from the ground (module docstring,
+    step 6)."""
 
     mu: float = 0.4
     clearance: float = SimParams().clearance
@@ -349,8 +351,8 @@ class _Scene:
 
     def place(self, points, q, widths, rolls):
         """Gripper frames for antipodal pairs p -> q (M, 3 each; widths (M,)) at the approach rolls
-        (M, R), each moved back along its approach as far as its jaws need to clear the ground (step
-        6): (rotations (M, R, 3, 3), translations (M, R, 3), whether both jaws then clear the ground
+        (M, R), each moved back along its approach toward the noise margin above the ground
+        clearance, within the pads' reach (step 6): (rotations (M, R, 3, 3), translations (M, R, 3), whether both jaws then clear the ground
         (M, R) at the widest opening and with the pads fully compressed at the contacts)."""
         axes = (q - points) / widths[:, None]
         rotations = approach_frames(axes, rolls)
@@ -360,13 +362,16 @@ class _Scene:
         # vertex heights are linear in the opening, so its two ends bound them
         lowest = np.minimum(self.lowest_jaw_points(rotations, translations, np.zeros(rolls.shape)),
                             self.lowest_jaw_points(rotations, translations, advance))
-        shortfall = self.settings.ground_clearance - lowest
         rise = -rotations[..., 2, 2]  # height gained (m) per metre moved back along the approach
+        settings = self.settings
         with np.errstate(divide="ignore", invalid="ignore"):
-            setback = np.where(shortfall > 0.0, np.where(rise > 0.0, shortfall / rise, np.inf), 0.0)
-        clear = setback <= self.max_setback
-        moved = clear & (setback > 0.0)
+            # moved back toward the noise margin above the clearance, as far as the pads reach
+            setback = np.where((lowest < settings.ground_clearance + settings.noise_margin) & (rise > 0.0),
+                               np.minimum((settings.ground_clearance + settings.noise_margin - lowest) / rise,
+                                          self.max_setback), 0.0)
+        moved = setback > 0.0
         translations[moved] -= setback[moved][:, None] * rotations[moved][:, :, 2]
+        clear = lowest + setback * rise >= settings.ground_clearance
         return rotations, translations, clear
 
     def clear_of_object(self, rotation, translation) -> bool:
