@@ -115,6 +115,10 @@ BATCH = 256
 """Attempts drawn from the generator and screened (steps 1 to 6) at a time."""
 RAY_OFFSET = 1e-7
 """How far (m) along the axis, into the solid, the ray from p starts, so p's own face is behind it."""
+OFF_FACE = 1e-10
+"""How far (m) from its face a surface point (a sampled p, or the crossing q of the ray with the
+plane of the face the ray cast names) may lie before it is moved onto the face
+(`_Scene.on_faces`); rounding leaves a point inside its face within about 1e-17 m."""
 REJECTIONS = ("no_exit", "width", "friction", "ground", "collision")
 """Why an attempt was rejected (module docstring, steps 2, 3, 4, 6, 7): the ray along the axis
 entered a face instead of leaving the solid (an open or self-intersecting patch), width out of
@@ -326,6 +330,13 @@ class _Scene:
                 distance[i], hit[i] = _first_exit(self.triangles, origin, direction, self.max_width)
         return distance, hit
 
+    def on_faces(self, points, faces):
+        """points (N, 3), each moved onto its face (N,) where it lies farther than OFF_FACE from it
+        (to the face's nearest point), and which were moved (N,)."""
+        nearest = trimesh.triangles.closest_point(self.triangles[faces], points)
+        moved = np.linalg.norm(nearest - points, axis=1) > OFF_FACE
+        return np.where(moved[:, None], nearest, points), moved
+
     def screen(self, points, faces, axes):
         """The antipodal test of a batch of attempts (surface points (N, 3) on `faces` (N,) with
         unit grasp axes (N, 3) drawn in their friction cones): (reasons (N,) object array, None
@@ -341,6 +352,14 @@ class _Scene:
         entered = ~missed & (np.einsum("ij,ij->i", exit_normals, axes) <= 0.0)
         reasons[entered] = "no_exit"  # entered a face: p is not on the boundary of a closed solid here
         q = points + (RAY_OFFSET + np.where(missed, 0.0, distance))[:, None] * axes
+        # Embree casts in float32: a ray within microns of an edge may name the neighbouring face, and
+        # the crossing with that face's plane then lies outside it, off the surface
+        crossed = np.flatnonzero(~missed)
+        q[crossed], moved = self.on_faces(q[crossed], hit[crossed])
+        if moved.any():
+            moved = crossed[moved]
+            axes = axes.copy()
+            axes[moved] = (q[moved] - points[moved]) / np.linalg.norm(q[moved] - points[moved], axis=1)[:, None]
         width = np.linalg.norm(q - points, axis=1)
         open_ = reasons == None  # noqa: E711 (elementwise)
         reasons[open_ & ~((self.settings.min_width <= width) & (width <= self.max_width))] = "width"
@@ -408,6 +427,7 @@ def sample_antipodal_grasps(obj: GraspObject, n: int, settings: SamplerSettings 
     candidates, rejections, attempts = [], dict.fromkeys(REJECTIONS, 0), 0
     while len(candidates) < n and attempts < settings.max_attempts:
         points, faces = trimesh.sample.sample_surface(scene.world, BATCH, seed=rng)
+        points, _ = scene.on_faces(points, faces)  # trimesh's samples can lie microns off a sliver face
         axes = cone_directions(-scene.normals[faces], settings.mu, rng.random((BATCH, 2)))
         rolls = rng.uniform(0.0, 2.0 * np.pi, (BATCH, settings.rolls))
         reasons, q, hits, widths, angles = scene.screen(points, faces, axes)
