@@ -106,9 +106,9 @@ on the real-object set (most pairs the ground rejects are too low or too steep f
 cost quick collision tests."""
 MAX_ATTEMPTS = 100_000
 """Attempts (surface point and axis draws) before the sampler gives up with fewer candidates than
-asked for: the bunny of the real-object set, lying 28 mm high, accepts about 1 in 190 (most of
+asked for: the bunny of the real-object set, lying 28 mm high, accepts about 1 in 170 (most of
 its antipodal pairs squeeze it vertically, the lower jaw under the ground), so 100 grasps take
-some 19,000 attempts (about 1 s); an object without any grasp costs at most about 15 s."""
+some 17,000 attempts (about 1 s); an object without any grasp costs at most about 15 s."""
 OBJECT_SAMPLES = 4000
 """Surface points of the object kept for the quick collision test (`_Scene.surely_collide`)."""
 BATCH = 256
