@@ -37,6 +37,7 @@ from objects import OBJECTS, grasp_object
 
 from ipcgrasp import SimParams
 from ipcgrasp.dataset import read_records
+from ipcgrasp.grasp.grip_motion import GRAVITY
 from ipcgrasp.grasp.gripper import Gripper
 from ipcgrasp.grasp.simulate import run_trial
 
@@ -82,7 +83,7 @@ def margins(trial: dict, record: dict) -> str:
         return "?" if value is None else f"{value * scale:.1f}"
 
     forces = [f for f in trial["close_forces"] if f is not None]
-    ratio = 2.0 * record["params"]["mu"] * float(np.mean(forces)) / (record["object"]["mass"] * 9.81) if forces else math.nan
+    ratio = 2.0 * record["params"]["mu"] * float(np.mean(forces)) / (record["object"]["mass"] * GRAVITY) if forces else math.nan
     return (f"torque {number(trial['gravity_torque'], 1e3)} / capacity {number(trial['torsional_capacity'], 1e3)} N mm, "
             f"2 mu F = {ratio:.0f} m g, tilt {number(trial['contact_tilt'], 180 / math.pi)} deg")
 
