@@ -13,11 +13,18 @@ these grasps, and the CPU, steps and Newton iterations of all trials split by wh
 step did (settle, squeeze with no pad, one pad or both pads on the object, squeeze steps given
 up during their drive, lift, hold). All trials run in one process after one untimed warm-up
 trial (numba compilation or cache loading), so the numbers are steady-state costs. `--kernels N`
-also times every call from Python into an engine kernel (numba) and the sparse LDL^T
-factorisation and solve, and prints the N that cost most and what is left: Python and NumPy
-between the kernels (the timing adds about 1 us per call). Run:
+also times every call from Python into an engine kernel (numba; the sparse LDL^T factorisation
+and solves among them), and prints the N that cost most and what is left: Python and NumPy
+between the kernels (the timing adds about 1 us per call). `--regions` splits the CPU by where it
+is spent: each region (REGIONS: the grasp layer, the engine's step, its warm start and drive
+rounds, the Newton loop, its direction, energies, gradients, line search and broad phase) gets
+the Python and NumPy that run in it outside any region it calls, and the kernels it calls
+itself. That bounds what moving a region's Python into numba could save. With --regions every
+timer reads the wall clock (time.perf_counter, about 0.05 us a reading against about 0.5 us for
+the process's CPU clock, which inflated the Python share from 21 % to 27 %): run it on a quiet
+machine. Run:
 .venv/bin/python benchmarks/bench_trial.py [--grasps 0 5] [--subdivisions 4]
-[--pad-resolution 0.002] [--kernels 15]
+[--pad-resolution 0.002] [--kernels 15] [--regions]
 """
 
 import argparse
@@ -36,7 +43,8 @@ from ipcgrasp.data.location import resolve_data_dir
 from ipcgrasp.data.reach import load_object, load_physical_grasps
 from ipcgrasp.grasp.ipc_backend import IpcBackend
 from ipcgrasp.grasp.procedure import GraspProcedure
-from ipcgrasp.engine.solver.factorisation import Factorisation
+from ipcgrasp.engine import simulation
+from ipcgrasp.engine.solver import drive_round, line_search, newton, potential, proximity, warm_start
 from ipcgrasp.engine.solver.newton import Newton
 
 CPP_MEDIAN_S = 28.2  # original C++ IPC-GraspSim, median trial on the cube grasps
@@ -107,7 +115,7 @@ ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "
                   "distance.distance_type", "distance.edge_edge", "distance.edge_edge_mollifier", "distance.inputs",
                   "distance.normal_distance", "distance.point_edge", "distance.point_line", "distance.point_plane",
                   "distance.point_point", "distance.point_triangle", "distance.vector", "friction",
-                  "friction.contact_geometry", "friction.potential", "friction.smooth_friction_mollifier", "mounts",
+                  "friction.contact_geometry", "friction.potential", "friction.smooth_friction_mollifier", "ldlt", "mounts",
                   "neohookean", "neohookean.element", "neohookean.inputs", "neohookean.inversion", "neohookean.matrix3",
                   "neohookean.mesh_energy", "neohookean.rest_shape", "penalty", "penalty.clustering",
                   "penalty.clusters", "penalty.contacts", "penalty.potential", "penetration", "scene", "simulation",
@@ -115,20 +123,70 @@ ENGINE_MODULES = ("affine_body", "barrier", "broadphase", "ccd", "collisions", "
                   "solver.hessian", "solver.line_search", "solver.potential", "solver.proximity")
 
 
-def time_kernels():
-    """Wrap every numba kernel that engine modules call from Python, and Factorisation.factor_and_solve (qdldl),
-    so each call adds its CPU time to the returned {name: [seconds, calls]}."""
+# (owner, attribute, region): the code --regions times, the engine's step pipeline from the outside in
+REGIONS = ((simulation.Simulation, "_step", "engine step (Simulation._step)"),
+           (warm_start.WarmStart, "__call__", "warm start"),
+           (drive_round.DriveRound, "__call__", "drive round"),
+           (newton.Newton, "solve", "Newton loop (Newton.solve)"),
+           (newton.Newton, "accept", "step acceptance and report"),
+           (newton.Newton, "direction", "Newton direction (Hessian, LDL^T)"),
+           (potential.IncrementalPotential, "gradient", "gradient"),
+           (potential.IncrementalPotential, "energy", "energy (line search trials)"),
+           (newton, "backtrack", "backtracking"),
+           (newton, "extrapolate", "extrapolation"),
+           (proximity.Proximity, "candidates", "broad phase (Proximity.candidates)"),
+           (line_search.StepLimits, "ccd_fraction", "CCD"),
+           (line_search.StepLimits, "noninverting_fraction", "tet inversion bound"))
+OUTSIDE = "grasp layer (procedure, backend, trial set-up)"
+
+
+def time_regions(clock):
+    """Wrap the REGIONS so that each adds to the returned {region: [s inside it, s in the regions
+    it calls]} (clock: time.perf_counter or time.process_time); the region running now is the last
+    of the returned stack (kernel time goes to it, time_kernels)."""
+    spent = collections.defaultdict(lambda: [0.0, 0.0])
+    stack = [OUTSIDE]
+
+    def timed(region, f):
+        def call(*args, **kwargs):
+            if stack[-1] == region:
+                return f(*args, **kwargs)
+            stack.append(region)
+            start = clock()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                seconds = clock() - start
+                stack.pop()
+                spent[region][0] += seconds
+                spent[stack[-1]][1] += seconds
+        return call
+
+    for owner, attribute, region in REGIONS:
+        setattr(owner, attribute, timed(region, getattr(owner, attribute)))
+    return spent, stack
+
+
+def time_kernels(clock, stack=None):
+    """Wrap every numba kernel that engine modules call from Python (qdldl's factorisation and
+    solves among them, engine.ldlt), so each call adds its time (clock: time.process_time or time.perf_counter) to the returned
+    {name: [seconds, calls]}, and with a region stack (time_regions) to {region: seconds}, the
+    second dict returned."""
     spent = collections.defaultdict(lambda: [0.0, 0])
+    by_region = collections.defaultdict(float)
 
     def timed(name, f):
         def call(*args, **kwargs):
-            start = time.process_time()
+            start = clock()
             try:
                 return f(*args, **kwargs)
             finally:
                 entry = spent[name]
-                entry[0] += time.process_time() - start
+                seconds = clock() - start
+                entry[0] += seconds
                 entry[1] += 1
+                if stack is not None:
+                    by_region[stack[-1]] += seconds
         return call
 
     for module_name in ENGINE_MODULES:
@@ -136,9 +194,7 @@ def time_kernels():
         for name, value in list(vars(module).items()):
             if isinstance(value, numba.core.registry.CPUDispatcher):
                 setattr(module, name, timed(name, value))
-    Factorisation.factor_and_solve = timed("Factorisation.factor_and_solve (qdldl factorise + solve)",
-                                           Factorisation.factor_and_solve)
-    return spent
+    return spent, by_region
 
 
 def cube_setup(subdivisions=0, pad_resolution=None, close_rule="force"):
@@ -173,6 +229,8 @@ def main():
     parser.add_argument("--close-rule", default="force")
     parser.add_argument("--kernels", type=int, default=0, metavar="N",
                         help="time the engine's kernels and list the N costliest (default 0: off)")
+    parser.add_argument("--regions", action="store_true",
+                        help="split the CPU by region: Python and kernels in each (REGIONS)")
     args = parser.parse_args()
     obj, grasps, params = cube_setup(args.subdivisions, args.pad_resolution, args.close_rule)
     load = os.getloadavg()
@@ -183,7 +241,9 @@ def main():
     t0 = time.perf_counter()
     run_trial(obj, grasps.object_poses[args.grasps[0]], grasps.grasp_poses[args.grasps[0]], params)
     print(f"warm-up trial (compile or cache load included): {time.perf_counter() - t0:.2f} s")
-    spent = time_kernels() if args.kernels else None
+    clock = time.perf_counter if args.regions else time.process_time
+    regions, stack = time_regions(clock) if args.regions else (None, None)
+    spent, by_region = time_kernels(clock, stack) if args.kernels or args.regions else (None, None)
     STEP_KINDS.clear()
     header = "".join(f" {p + ' s/cpu/st/it':>26}" for p in PHASES)
     print(f"{'grasp':>5} {'verdict':>8} {'label':>10} {'wall s':>7} {'cpu s':>7} {'steps':>5} {'iters':>6}{header}"
@@ -214,13 +274,26 @@ def main():
     for kind, (steps, seconds, its) in sorted(STEP_KINDS.items(), key=lambda item: -item[1][1]):
         print(f"  {kind:<26} {steps:6d} {seconds:7.2f} {100 * seconds / total:5.1f}% {1e3 * seconds / steps:8.2f} "
               f"{its / steps:15.2f}")
-    if spent is not None:
-        print(f"CPU over the {len(cpus)} trials {total:.2f} s; the costliest calls from Python:")
+    timed = sum(walls) if args.regions else total  # what the clock of the kernels and regions measured
+    if args.kernels:
+        print(f"{'wall' if args.regions else 'CPU'} over the {len(cpus)} trials {timed:.2f} s; the costliest calls "
+              f"from Python:")
         for name, (seconds, calls) in sorted(spent.items(), key=lambda item: -item[1][0])[:args.kernels]:
-            print(f"  {100 * seconds / total:5.1f} %  {seconds:7.3f} s  {calls:7d} calls  {1e6 * seconds / calls:7.1f} us"
+            print(f"  {100 * seconds / timed:5.1f} %  {seconds:7.3f} s  {calls:7d} calls  {1e6 * seconds / calls:7.1f} us"
                   f"  {name}")
-        rest = total - sum(seconds for seconds, _ in spent.values())
-        print(f"  {100 * rest / total:5.1f} %  {rest:7.3f} s  outside the kernels (Python, NumPy, SciPy between them)")
+        rest = timed - sum(seconds for seconds, _ in spent.values())
+        print(f"  {100 * rest / timed:5.1f} %  {rest:7.3f} s  outside the kernels (Python, NumPy, SciPy between them)")
+    if regions is not None:
+        regions[OUTSIDE][0] = timed
+        python = timed - sum(by_region.values())
+        print(f"wall over the {len(cpus)} trials {timed:.2f} s: kernels {100 * (1 - python / timed):.1f} %, Python and "
+              f"NumPy between them {100 * python / timed:.1f} %, by region (each without the regions it calls):")
+        print(f"  {'region':<48} {'Python':>15} {'kernels':>15}")
+        for region, (inside, called) in sorted(regions.items(), key=lambda item: -(item[1][0] - item[1][1]
+                                                                                   - by_region[item[0]])):
+            own = inside - called - by_region[region]
+            print(f"  {region:<48} {own:7.3f} s {100 * own / timed:4.1f} % {by_region[region]:7.3f} s "
+                  f"{100 * by_region[region] / timed:4.1f} %")
     load = os.getloadavg()
     print(f"load average at the end: {load[0]:.2f} {load[1]:.2f}")
 
