@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
@@ -355,12 +356,56 @@ def _cmd_compile(args) -> int:
     print("ipcgrasp compile: one trial of a synthetic box per contact model fills numba's cache "
           "(about 50 s of CPU on a fresh install, seconds once cached)")
     started = time.perf_counter()
-    warm_up(jobs=jobs)
+    with _compile_progress() as log:
+        warm_up(log=log, jobs=jobs)
     written = write_bytecode() + write_package_bytecode(BYTECODE_PACKAGES)
     if written:
         print(f"ipcgrasp compile: wrote the bytecode caches of {written} Python modules")
     print(f"ipcgrasp compile: done in {time.perf_counter() - started:.0f} s")
     return 0
+
+
+COMPILE_POLL = 0.5
+"""Seconds between two looks at which listed kernels the warm-up holds (`ipcgrasp compile`'s bar)."""
+
+
+@contextlib.contextmanager
+def _compile_progress():
+    """`ipcgrasp compile`'s progress bar: the listed kernels (grasp.warmup.KERNELS) the warm-up
+    holds, weighted by their recorded compile times, looked at every COMPILE_POLL s from a
+    thread, with the time left from that share; yields the warm-up's log, printed above the bar.
+    Without a readable list the bar only spins (the warm-up says why)."""
+    import threading
+
+    from ipcgrasp.documents import load_json
+    from ipcgrasp.grasp.warmup import KERNELS, ready_kernels
+
+    try:
+        kernels = load_json(KERNELS)
+    except (OSError, ValueError):
+        kernels = None
+    total = sum(entry[3] for entry in kernels) if kernels else None
+    done = threading.Event()
+    with _trial_progress() as bar:
+        task = bar.add_task("compiling kernels", total=total, status="")
+
+        def look():
+            while kernels:
+                count, seconds = ready_kernels(kernels)
+                bar.update(task, completed=seconds, status=f"{count} of {len(kernels)} kernels")
+                if done.wait(COMPILE_POLL):
+                    return
+
+        watcher = threading.Thread(target=look, daemon=True)
+        watcher.start()
+        try:
+            yield lambda line: bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        finally:
+            done.set()
+            watcher.join()
+            if kernels:
+                count, seconds = ready_kernels(kernels)
+                bar.update(task, completed=seconds, status=f"{count} of {len(kernels)} kernels")
 
 
 MESH_OPTIONS = ("--mass", "--name", "--pose", "--grasp-pose", "--object-pose", "--repair")

@@ -149,6 +149,8 @@ def test_compiling_with_a_helper_fills_the_cache_a_trial_then_loads(tmp_path):
                               capture_output=True, text=True, timeout=900)
     assert compiled.returncode == 0, compiled.stderr
     assert "compiling with 2 processes" in compiled.stdout
+    listed = len(json.loads(KERNELS.read_text()))
+    assert f"{listed} of {listed} kernels" in compiled.stdout  # the progress bar ends with every listed kernel held
     assert "could not compile" not in compiled.stderr  # the helper found every listed kernel
     assert "Traceback" not in compiled.stderr  # and did not fail
     fresh = subprocess.run([sys.executable, "-c", TRIAL], env=cache, capture_output=True, text=True, timeout=900)
@@ -169,3 +171,28 @@ def test_the_warm_up_box_sits_on_the_ground_between_the_open_jaws():
     np.testing.assert_allclose(tips.mean(axis=0), vertices.mean(axis=0), atol=1e-9)  # centred on the box
     closing = tips[1] - tips[0]
     assert abs(closing[2]) < 1e-9 and np.linalg.norm(closing) > 0.03  # horizontal, wider than the box
+
+
+def test_the_compile_progress_counts_a_listed_kernel_once_this_process_holds_it():
+    from ipcgrasp.engine import _numba
+
+    three_d = "array(int64, 3d, C)"  # a signature no engine code compiles
+    listed = [["ipcgrasp.engine._numba", "_copy_into", [three_d, three_d], 1.5],
+              ["ipcgrasp.engine._numba", "_no_such_kernel", ["float64"], 2.0],
+              ["ipcgrasp.no_such_module", "_copy_into", [three_d, three_d], 4.0]]
+    assert warmup.ready_kernels(listed) == (0, 0.0)
+    _numba._copy_into(np.zeros((2, 1, 3), dtype=np.int64), np.ones((2, 1, 3), dtype=np.int64))
+    assert warmup.ready_kernels(listed) == (1, 1.5)
+
+
+def test_the_compile_progress_prints_the_log_as_written_and_counts_the_kernels_held(capsys):
+    from ipcgrasp import cli
+
+    lines = []
+    with cli._compile_progress() as log:
+        log("a line of the warm-up's log [kept as written]")
+        lines.append(warmup.ready_kernels(json.loads(KERNELS.read_text())))
+    out = capsys.readouterr().out
+    assert "a line of the warm-up's log [kept as written]" in out
+    listed = len(json.loads(KERNELS.read_text()))
+    assert f"{lines[0][0]} of {listed} kernels" in out

@@ -85,6 +85,22 @@ def _helper_order(kernels: list, helper: int, helpers: int) -> list:
     return [kernels[k] for k in first + [k for k in order[start:] + order[:start] if k not in first]]
 
 
+def ready_kernels(kernels: list) -> tuple[int, float]:
+    """Of the listed kernels (KERNELS' entries: [module, name, argument types, CPU s]), how many
+    this process holds for their listed signature, compiled here (also as another kernel's callee)
+    or loaded from the on-disk cache, and the CPU s recorded for them: the warm-up's progress
+    (what helpers compile counts once the warm-up loads it). A kernel the list names but the code
+    lacks counts as not ready."""
+    ready, seconds = 0, 0.0
+    for module, name, argument_types, cost, *_ in kernels:
+        dispatcher = getattr(sys.modules.get(module), name, None)
+        signatures = getattr(dispatcher, "signatures", ())
+        if any([str(t) for t in signature] == argument_types for signature in signatures):
+            ready += 1
+            seconds += cost
+    return ready, seconds
+
+
 def _compile_helper(kernels: list, stop) -> None:
     """A helper process's work: compile the kernels until done or stopped; report what it skipped."""
     with collector_paused():
