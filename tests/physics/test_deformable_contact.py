@@ -9,7 +9,6 @@ from ipcgrasp.engine.bodies import Ground
 from ipcgrasp.engine.simulation import Simulation
 from ipcgrasp.engine.solver.settings import (
     COARSE_ROUND_TOLERANCE,
-    UNPROJECTED_CONTACTS_NEAR,
     SolverSettings,
     StepFailed,
 )
@@ -372,13 +371,11 @@ def test_unprojected_contact_hessians_near_convergence_change_no_outcome(monkeyp
     unprojected Hessian is used and takes no more Newton iterations (on the cube grasps it takes
     fewer: benchmarks/bench_trial.py), every step stays intersection-free, and the box ends where
     the always-projected solve puts it and with the same pad forces, within the Newton tolerance."""
-    from ipcgrasp.engine.solver import newton
     from ipcgrasp.engine.solver.newton import Newton
 
     direction = Newton.direction
 
-    def squeeze(near):
-        monkeypatch.setattr(newton, "UNPROJECTED_CONTACTS_NEAR", near)
+    def squeeze(unprojected):
         calls = collections.Counter()
 
         def counted(self, *args, project_contacts):
@@ -387,12 +384,11 @@ def test_unprojected_contact_hessians_near_convergence_change_no_outcome(monkeyp
 
         monkeypatch.setattr(Newton, "direction", counted)
         sim, _, forces = box_between_pads(0.5, pad_E=1e6, contact_force_scale=2.0, box_offset=(0.0, 3e-3, 2e-3),
-                                          on_step=assert_intersection_free)
+                                          on_step=assert_intersection_free, unprojected_contacts=unprojected)
         return sim, forces, calls
 
-    near = UNPROJECTED_CONTACTS_NEAR
-    projected, forces_projected, calls_projected = squeeze(-1.0)  # never
-    unprojected, forces_unprojected, calls = squeeze(near)
+    projected, forces_projected, calls_projected = squeeze(False)
+    unprojected, forces_unprojected, calls = squeeze(True)
     assert calls_projected[False] == 0 and calls[False] > 0
     assert sum(calls.values()) <= sum(calls_projected.values())
     tolerance = unprojected.settings.newton_tolerance * unprojected.settings.dt

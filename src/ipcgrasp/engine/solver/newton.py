@@ -58,7 +58,7 @@ class Newton:
         continuous = self.contact_model.continuous
         prev_min_d2 = self.potential.min_distance_of(coll, x) ** 2 if continuous else None
         # no iterate brings a contact closer than this (m; NEWTON_GAP_FLOOR)
-        floor = min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2)) if continuous else 0.0
+        floor = min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2)) if continuous and s.newton_gap_floor else 0.0
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
@@ -81,7 +81,7 @@ class Newton:
                 step_norm, dx = self.step_norm(p)
                 carried = step_norm <= self.dhat  # longer is no correction of a guess that is right
             if not carried:
-                near = step_norm / h <= UNPROJECTED_CONTACTS_NEAR * tol
+                near = s.unprojected_contacts and step_norm / h <= UNPROJECTED_CONTACTS_NEAR * tol
                 p = self.direction(state, z, g, friction, x_t, x, coll, project_contacts=not continuous or not near)
                 if not np.isfinite(p).all():
                     raise StepFailed("linear solve produced NaN/inf", state.copy())

@@ -122,8 +122,12 @@ class SolverSettings:
     warm_start: a step with moving drivers first tries solver.warm_start's guess of where it ends
     (False: every such step takes the drive-and-settle continuation); carry_factorisation: a
     step may start from the factorisation where the last step ended (solver.newton; False: every
-    step starts with fresh Hessians). Both give the same minimiser within the Newton tolerance;
-    they are switches for checking that."""
+    step starts with fresh Hessians); unprojected_contacts: near convergence a Newton step is
+    tried with the barrier Hessians unprojected (UNPROJECTED_CONTACTS_NEAR; False: always
+    PSD-projected). All three give the same minimiser within the Newton tolerance; they are
+    switches for checking that. newton_gap_floor: no Newton iterate brings a contact closer than
+    NEWTON_GAP_FLOOR dhat (False: CCD alone bounds the iterates), the switch for checking that
+    the floor changes nothing where the iterates stay clear of it."""
 
     dt: float = 0.02
     gravity: tuple = (0.0, 0.0, -GRAVITY)
@@ -142,6 +146,8 @@ class SolverSettings:
     penalty_clusters: int = 0
     warm_start: bool = True
     carry_factorisation: bool = True
+    unprojected_contacts: bool = True
+    newton_gap_floor: bool = True
 
     def __post_init__(self):
         if self.contact_model not in CONTACT_MODELS:
