@@ -444,6 +444,31 @@ def test_a_backing_plate_pressing_the_object_stalls_the_jaws_at_the_force_limit(
     assert (1.0 - FORCE_TOLERANCE) * procedure.max_grip_force <= jaw <= procedure.max_grip_force
 
 
+def test_a_stall_past_the_force_limit_says_which_try_took_the_jaws_there():
+    """From 3 mm of travel on the backing plates press the object, 37 N at first contact and 1 N
+    more per picometre beyond (a rigid plate on a rigid body, the pads on nothing): the closing
+    step that reaches it, its retries halved down to a fraction of a nanometre, passes the force
+    limit at every try, and the last one stands. The stall's reason says so, with the force the
+    step began from (the plates still off the object), instead of a force limit the jaws seem to
+    have exceeded."""
+    def forces(closed):
+        return (0.0, 0.0)
+
+    def jaw_forces(closed):
+        plate = 0.0 if closed < 0.003 else 37.0 + (closed - 0.003) * 1e12
+        return (plate, plate)
+
+    params = SimParams(close_rule="force", **FAST)
+    procedure = GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), params,
+                               lambda *args: ScriptedSqueeze(forces, jaw_forces=jaw_forces))
+    r = procedure.run()
+    labelled(r, "stall")
+    jaw = max(jaw_forces(procedure.closed))
+    assert jaw > procedure.max_grip_force  # the last try stood past the limit
+    assert f"({jaw:.1f} N, max_grip_force = 100.0 N; the step's last try" in r.reason
+    assert "took the jaws past it from 0.0 N" in r.reason and "stiffer than a closing step's refinement" in r.reason
+
+
 class YieldingObject(ScriptedSqueeze):
     """From 2 mm of travel both pads press the object with 95 N, which relaxes back after every
     step (the object yields); a step's own travel raises it by up to 2 N over its first YIELD,

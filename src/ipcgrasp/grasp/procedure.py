@@ -496,6 +496,7 @@ class GraspProcedure:
                     s.backed_off_at = s.reached
                 increment = retry
             on_object = [f > 0.0 for f in report.pad_forces]
+            started = s.before  # (pad forces, pad energies, jaw forces) where this step began
             self.closed, progress = target, target - report.jaw_lag - s.reached
             creeping = s.pressed and progress < MIN_CONTACT_STEP * backend.approach_distance
             s.creeping = s.creeping + 1 if creeping else 0
@@ -521,9 +522,12 @@ class GraspProcedure:
                 plates = ("" if report.limit_forces == report.pad_forces else
                           f"; a backing plate presses the object too, the pads only "
                           f"{' and '.join(f'{f:.1f}' for f in report.pad_forces)} N")
+                past = ("" if max(report.limit_forces) <= self.max_grip_force or started is None else
+                        f"; the step's last try, {increment * 1e9:.1f} nm, took the jaws past it from "
+                        f"{max(started[2]):.1f} N: a contact stiffer than a closing step's refinement resolves")
                 where = (f"the jaws stalled at the gripper's force limit ({max(report.limit_forces):.1f} N, "
                          f"max_grip_force = {self.max_grip_force:.1f} N"
-                         f"{'; every longer step passed it' if tries.limit_passed else ''}{plates})")
+                         f"{'; every longer step passed it' if tries.limit_passed else ''}{past}{plates})")
                 self._fail(*self._not_closed("stall", where, report, s.touched))
             if self.closed >= s.travel and (report.jaw_lag == 0.0 or progress <= 0.0):
                 where = "the jaws reached the end of their travel"
