@@ -209,3 +209,38 @@ def test_the_force_grip_follows_a_steadily_relaxing_force_at_one_try_a_step():
     assert result.success, result.reason
     tries = [backend.tries[step] for step in sorted(backend.tries)]
     assert len(tries) >= 8 and all(t == 1 for t in tries[2:]), tries
+
+
+class Wedged(ScriptedBackend):
+    """ScriptedBackend (both pads meet the object 2 mm into the squeeze, 10 N more per 0.1 mm)
+    whose first lift step wedges the object between the pads: its force is 190 N at the jaws'
+    close position and falls as they open, 1 N per micrometre, to nothing 190 um out, the
+    curve bending within 2 um there (a softplus). Records the pads' force of every try per lift
+    height."""
+
+    def __init__(self):
+        super().__init__(fail_at=0, dropped=False)
+        self.at_lift, self.tries = None, {}
+
+    def step(self, closed, lifted, give_up=None, coarse_rounds=False):
+        report = super().step(closed, lifted, give_up, coarse_rounds)
+        if lifted == 0.0:
+            return report
+        if self.at_lift is None:
+            self.at_lift = closed
+        force = 2.0 * float(np.logaddexp(0.0, (closed - self.at_lift + 190e-6) / 2e-6))
+        self.tries.setdefault(lifted, []).append(force)
+        return StepReport(report.time, (force, force))
+
+
+def test_the_force_grip_finds_its_force_on_a_curve_bending_sharply_at_contact():
+    """The first lift step's force jumps tenfold at the close position, and where the jaws open
+    far enough the pads let go: the tries bracket the grip force with every try but the first
+    below it. Their secant then keeps landing on the side where the force vanishes; with the far
+    end's weight halved for each such try (Illinois) the step ends within the grip's window."""
+    params = SimParams(close_rule="force", **FAST)
+    backend = Wedged()
+    GraspProcedure(block(0.01), np.eye(4), top_down_grasp(), params, lambda *args: backend).run()
+    first = backend.tries[min(backend.tries)]
+    assert first[0] > 9 * params.close_force and min(first) < 0.05 * params.close_force  # wedged, then let go
+    assert abs(first[-1] - params.close_force) <= 0.5 * FORCE_TOLERANCE * params.close_force, first

@@ -916,7 +916,10 @@ class GraspProcedure:
         return report
 
     def _grip_position(self, tries: list, low: float, high: float) -> float:
-        """The next jaw position (m) of the force grip, kept inside (low, high): a secant step
+        """The next jaw position (m) of the force grip, kept inside (low, high). Where the tries
+        bracket the target (low and high both tried) and the last two or more landed on one side,
+        the regula falsi point between low and high with the other end's force error halved for
+        each of those tries past the first (Illinois). Else a secant step
         from the last try (jaw position, force error). Its slope is the secant through the last
         two tries where both found the object in a pad; else the last such slope of an earlier
         step (the contact's stiffness changes little from step to step); else the pads'
@@ -926,6 +929,19 @@ class GraspProcedure:
         speed; when that try still falls short of the target it stands (`_grip_step`): an object
         sliding out of the pads is followed at the closing speed, not with every try of a step."""
         (c1, e1) = tries[-1]
+        side = [e > 0.0 for _, e in tries]
+        same = len(side) - next((k for k in range(len(side) - 1, -1, -1) if side[k] != side[-1]), -1) - 1
+        if same >= 2 and not all(s == side[-1] for s in side):
+            # bracketed, and the last tries all landed on one side: regula falsi between the bracket's
+            # ends with the other end's error halved for each try past the first (Illinois), which a
+            # force curve bending sharply at contact would otherwise hold on one side
+            e_low = next(e for c, e in reversed(tries) if c == low)
+            e_high = next(e for c, e in reversed(tries) if c == high)
+            if side[-1]:
+                e_low /= 2.0 ** (same - 1)
+            else:
+                e_high /= 2.0 ** (same - 1)
+            return low - e_low * (high - low) / (e_high - e_low)
         slope = 0.0
         if len(tries) >= 2:
             c0, e0 = tries[-2]
