@@ -58,7 +58,8 @@ class Newton:
         continuous = self.contact_model.continuous
         prev_min_d2 = self.potential.min_distance_of(coll, x) ** 2 if continuous else None
         # no iterate brings a contact closer than this (m; NEWTON_GAP_FLOOR)
-        floor = min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2)) if continuous and s.newton_gap_floor else 0.0
+        floor = (min(NEWTON_GAP_FLOOR * self.dhat, 0.5 * np.sqrt(prev_min_d2))
+                 if continuous and s.newton_gap_floor else 0.0)
         terms = None  # the energy terms at z, once known
         best = None  # (Newton step norm, z, x, coll) of the iterate with the smallest Newton step
         g = None  # the gradient at z, once known
