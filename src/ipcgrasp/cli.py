@@ -389,10 +389,13 @@ def _compile_progress():
     with _trial_progress() as bar:
         task = bar.add_task("compiling kernels", total=total, status="")
 
+        def show():
+            count, seconds = ready_kernels(kernels)
+            bar.update(task, completed=seconds, status=f"{count} of {len(kernels)} kernels")
+
         def look():
             while kernels:
-                count, seconds = ready_kernels(kernels)
-                bar.update(task, completed=seconds, status=f"{count} of {len(kernels)} kernels")
+                show()
                 if done.wait(COMPILE_POLL):
                     return
 
@@ -404,8 +407,7 @@ def _compile_progress():
             done.set()
             watcher.join()
             if kernels:
-                count, seconds = ready_kernels(kernels)
-                bar.update(task, completed=seconds, status=f"{count} of {len(kernels)} kernels")
+                show()
 
 
 MESH_OPTIONS = ("--mass", "--name", "--pose", "--grasp-pose", "--object-pose", "--repair")

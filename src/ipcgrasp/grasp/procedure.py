@@ -930,8 +930,8 @@ class GraspProcedure:
         sliding out of the pads is followed at the closing speed, not with every try of a step."""
         (c1, e1) = tries[-1]
         side = [e > 0.0 for _, e in tries]
-        same = len(side) - next((k for k in range(len(side) - 1, -1, -1) if side[k] != side[-1]), -1) - 1
-        if same >= 2 and not all(s == side[-1] for s in side):
+        same = next((k for k, above in enumerate(reversed(side)) if above != side[-1]), len(side))  # trailing, one side
+        if 2 <= same < len(side):
             # bracketed, and the last tries all landed on one side: regula falsi between the bracket's
             # ends with the other end's error halved for each try past the first (Illinois), which a
             # force curve bending sharply at contact would otherwise hold on one side
